@@ -1,0 +1,46 @@
+# Two commands do everything on a fresh machine:
+#   make demo   installs what plangate needs, then runs a real Claude Code session on the stand-in model
+#   make test   installs what the tests need, then runs lint, types and the whole test suite
+# Both are safe to repeat; the set-up steps only redo work when their inputs changed.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+CLAUDE := node_modules/@anthropic-ai/claude-code-linux-x64/claude
+
+.PHONY: demo test setup lint types pytest bench clean
+
+demo: setup
+	$(BIN)/plangate demo
+
+test: setup lint types pytest
+
+setup: $(VENV)/.installed $(CLAUDE)
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "plangate needs Python 3.11 or newer"'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+$(CLAUDE): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	$(CLAUDE) --version
+	touch $@
+
+lint:
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+
+types:
+	$(BIN)/mypy
+
+pytest:
+	$(BIN)/pytest
+
+bench: setup
+	$(BIN)/python benchmarks/journal_decision.py
+
+clean:
+	rm -rf $(VENV) node_modules .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""One module per verb a user types; each command is a typed function returning an exit code."""

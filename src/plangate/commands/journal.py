@@ -1,0 +1,126 @@
+"""``plangate journal inspect``: judge a journal and explain the verdict to a person."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections import Counter
+from typing import Any, TextIO
+
+from plangate.errors import UsageError
+from plangate.journal import Verdict, read_journal
+from plangate.journal.codes import base_code
+from plangate.journal.owners import project_owners
+from plangate.locations import claude_config_dir
+
+REMEDIES = {
+    "agent": "this is a subagent's journal; inspect the parent session's <session>.jsonl instead",
+    "sidechain": "the conversation starts in a subagent (sidechain) record; inspect the parent "
+    "session's journal instead",
+    "malformed": "Claude Code did not write this line whole; keep a copy of the journal and "
+    "start a new session",
+    "too_large": "one record (often a huge pasted file or tool output) is over 32 MiB; "
+    "start a new session and keep large output in files",
+    "identity": "with --layout the path must be <config>/projects/<project>/<session>.jsonl "
+    "with no symlink on the way; inspect without --layout to judge the content alone",
+    "competing_root": "the file mixes conversations; start a new session rather than editing "
+    "journals by hand",
+    "cycle": "the parent links loop; the file was edited or damaged: start a new session",
+    "foreign_cwd": "pass --project-dir with the folder the session was started in",
+    "unrecognized_shape": "Claude Code wrote a layout plangate does not know yet; report the "
+    "detail and the Claude Code version",
+    "rewritten": "the journal changed under the reader; inspect it again once Claude Code is idle",
+    "oversized_invocation": "the records needed in full pass 32 MiB; start a new session",
+}
+MISSING_REMEDY = (
+    "nothing is owned yet: wait until Claude Code has written the first response, "
+    "then inspect again"
+)
+
+
+def inspect(
+    path: str,
+    *,
+    session_id: str | None = None,
+    project_dir: str | None = None,
+    layout: bool = False,
+    config_dir: str | None = None,
+    as_json: bool = False,
+    out: TextIO | None = None,
+) -> int:
+    """Print the verdict on one journal; 0 when ready, 1 when not, 2 for bad usage."""
+    sink = out if out is not None else sys.stdout
+    absolute = os.path.abspath(path)
+    if not os.path.lexists(absolute):
+        raise UsageError(
+            f"no journal at {path}",
+            "check the path (journals live in ~/.claude/projects/<project>/<session>.jsonl)",
+        )
+    if os.path.isdir(absolute):
+        raise UsageError(f"{path} is a folder", "give the <session>.jsonl file inside it")
+    owners = None
+    if project_dir is not None:
+        if not os.path.isdir(project_dir):
+            raise UsageError(
+                f"--project-dir {project_dir} is not a folder",
+                "give the folder the session was started in",
+            )
+        owners = project_owners(os.path.abspath(project_dir))
+    config = None
+    if layout:
+        config = os.path.abspath(config_dir) if config_dir else claude_config_dir()
+    verdict = read_journal(absolute, session_id=session_id, owners=owners, config_dir=config)
+    report = summarize(verdict)
+    if as_json:
+        sink.write(json.dumps(report, indent=2) + "\n")
+    else:
+        sink.write(render(report))
+    return 0 if verdict.ready else 1
+
+
+def summarize(verdict: Verdict) -> dict[str, Any]:
+    kinds = Counter(event.kind for event in verdict.events)
+    remedy = None
+    if verdict.reason is not None:
+        remedy = REMEDIES.get(base_code(verdict.reason))
+    elif not verdict.ready:
+        remedy = MISSING_REMEDY
+    return {
+        "path": verdict.path,
+        "session_id": verdict.session_id,
+        "status": verdict.status,
+        "reason": verdict.reason,
+        "detail": verdict.detail,
+        "remedy": remedy,
+        "claude_code_version": verdict.claude_code_version,
+        "records": verdict.records,
+        "owned_records": verdict.owned,
+        "lines": verdict.lines,
+        "events": len(verdict.events),
+        "event_kinds": dict(sorted(kinds.items())),
+        "root_shape": verdict.root_shape,
+        "complete": verdict.complete,
+    }
+
+
+def render(report: dict[str, Any]) -> str:
+    kinds = ", ".join(f"{kind} {count}" for kind, count in report["event_kinds"].items())
+    rows = [
+        ("journal", report["path"]),
+        ("session", report["session_id"] or "unknown"),
+        ("status", report["status"]),
+        ("reason", report["reason"] or "none"),
+        ("claude code", report["claude_code_version"] or "unknown"),
+        ("records", f"{report['records']} ({report['owned_records']} in the conversation)"),
+        ("events", f"{report['events']}" + (f" ({kinds})" if kinds else "")),
+        ("root", " > ".join(report["root_shape"]) or "none"),
+    ]
+    if not report["complete"]:
+        rows.append(("last line", "unfinished (Claude Code is still writing it; ignored)"))
+    if report["detail"] and report["status"] != "ready":
+        rows.append(("why", report["detail"]))
+    if report["remedy"]:
+        rows.append(("what to do", report["remedy"]))
+    width = max(len(name) for name, _ in rows)
+    return "".join(f"{name.ljust(width)}  {value}\n" for name, value in rows)

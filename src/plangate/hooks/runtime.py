@@ -1,0 +1,94 @@
+"""stdin → decision → one JSON line on stdout, exit 0. Never a traceback.
+
+Claude Code treats a hook's exit 1 as a non-blocking error and lets the action through, so a
+crash must never be how a hook ends. :func:`run_hook` reads the payload (a JSON object of at
+most 64 KiB, else the ``hook_input`` outcome), calls the decision function, and turns any
+unexpected exception into the entry point's documented failure outcome.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from plangate import jsonio
+from plangate.hooks.protocol import PAYLOAD_MAX_BYTES
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import BinaryIO, TextIO
+
+    from plangate.hooks.protocol import Output, Payload
+
+HOOK_INPUT = "hook_input"
+
+
+class HookInputError(Exception):
+    """The payload is unusable: too large, not UTF-8, not JSON, or not a JSON object."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+def read_payload(stream: BinaryIO) -> Payload:
+    data = stream.read(PAYLOAD_MAX_BYTES + 1)
+    if len(data) > PAYLOAD_MAX_BYTES:
+        raise HookInputError(f"the hook payload is over {PAYLOAD_MAX_BYTES // 1024} KiB")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise HookInputError("the hook payload is not UTF-8") from None
+    try:
+        value = jsonio.loads(text)
+    except jsonio.JSONError:
+        raise HookInputError("the hook payload is not JSON") from None
+    if not isinstance(value, dict):
+        raise HookInputError("the hook payload is not a JSON object")
+    return value
+
+
+def run_hook(
+    decide: Callable[[Payload], Output],
+    *,
+    on_bad_input: Callable[[HookInputError], Output],
+    on_crash: Callable[[BaseException], Output],
+    stdin: BinaryIO | None = None,
+    stdout: TextIO | None = None,
+) -> int:
+    """Run one hook invocation; always returns 0 (the process exit code)."""
+    source = stdin if stdin is not None else sys.stdin.buffer
+    sink = stdout if stdout is not None else sys.stdout
+    try:
+        try:
+            payload = read_payload(source)
+        except HookInputError as error:
+            output = on_bad_input(error)
+        else:
+            output = decide(payload)
+        line = jsonio.dumps(output)
+    except Exception as error:  # noqa: BLE001 - the one place a hook failure becomes an outcome
+        line = _crash_line(on_crash, error)
+    _emit(sink, line)
+    return 0
+
+
+def _crash_line(on_crash: Callable[[BaseException], Output], error: BaseException) -> str:
+    try:
+        return jsonio.dumps(on_crash(error))
+    except Exception:  # noqa: BLE001 - even the failure outcome failed: print a fixed line
+        return jsonio.dumps({"systemMessage": "plangate hook failed unexpectedly"})
+
+
+def _emit(sink: TextIO, line: str) -> None:
+    try:
+        sink.write(line + "\n")
+        sink.flush()
+    except OSError:
+        # Claude Code closed our stdout; nothing more can be said.
+        pass
+
+
+def debug_enabled() -> bool:
+    return os.environ.get("PLANGATE_HOOK_DEBUG", "") not in ("", "0")

@@ -1,0 +1,43 @@
+"""``python -m plangate.journal PATH [SESSION PROJECT_DIR CONFIG_DIR]``: one verdict line.
+
+The hook-path way to read a journal from a fresh process, as a hook does: standard library
+only, no argparse. The benchmark uses it to time process start to verdict; people use
+``plangate journal inspect`` instead.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from plangate import jsonio
+from plangate.journal.reader import read_journal
+
+
+def main(argv: list[str]) -> int:
+    if not argv or len(argv) > 4:
+        sys.stderr.write(
+            "usage: python -m plangate.journal PATH [SESSION PROJECT_DIR CONFIG_DIR]\n"
+        )
+        return 2
+    path = argv[0]
+    session = argv[1] if len(argv) > 1 and argv[1] else None
+    owners = [argv[2]] if len(argv) > 2 and argv[2] else None
+    config = argv[3] if len(argv) > 3 and argv[3] else None
+    verdict = read_journal(path, session_id=session, owners=owners, config_dir=config)
+    sys.stdout.write(
+        jsonio.dumps(
+            {
+                "status": verdict.status,
+                "reason": verdict.reason,
+                "claude_code_version": verdict.claude_code_version,
+                "records": verdict.records,
+                "events": len(verdict.events),
+            }
+        )
+        + "\n"
+    )
+    return 0 if verdict.ready else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,56 @@
+"""Reason codes the journal reader gives when it refuses a journal.
+
+The guard (seed 000) names the same codes; :mod:`plangate.guard` gives each its disposition.
+"""
+
+from __future__ import annotations
+
+TOO_LARGE = "too_large"
+"""One complete record is over the 32 MiB record limit."""
+OVERSIZED_INVOCATION = "oversized_invocation"
+"""Reloading the records a decision needs in full would pass the 32 MiB retained-data budget."""
+REWRITTEN = "rewritten"
+"""Bytes already read during this hook run changed."""
+IDENTITY = "identity"
+"""The journal path, its folders or the file failed the identity checks, or the journal shrank."""
+MALFORMED = "malformed"
+"""A complete line is not JSON, not a JSON object, or not UTF-8."""
+COMPETING_ROOT = "competing_root"
+"""Two conversation roots, or two records with one uuid."""
+CYCLE = "cycle"
+"""Parent links form a loop."""
+SIDECHAIN = "sidechain"
+"""The first turn or its ancestry is a sidechain (subagent) record."""
+AGENT = "agent"
+"""The ancestry passes through a subagent record."""
+FOREIGN_CWD = "foreign_cwd"
+"""The conversation root was written in another project directory."""
+UNRECOGNIZED_SHAPE = "unrecognized_shape"
+"""The root has a shape this reader does not know; a detail follows after a colon."""
+
+ERROR_STATUS_REASONS = frozenset(
+    {
+        TOO_LARGE,
+        OVERSIZED_INVOCATION,
+        REWRITTEN,
+        IDENTITY,
+        MALFORMED,
+        COMPETING_ROOT,
+        CYCLE,
+        SIDECHAIN,
+        AGENT,
+        FOREIGN_CWD,
+    }
+)
+
+RECORD_MAX_BYTES = 32 * 1024 * 1024
+RETAINED_MAX_BYTES = 32 * 1024 * 1024
+
+
+def unrecognized(detail: str) -> str:
+    return f"{UNRECOGNIZED_SHAPE}:{detail}"
+
+
+def base_code(reason: str) -> str:
+    """``unrecognized_shape:preamble:x`` → ``unrecognized_shape``."""
+    return reason.split(":", 1)[0]

@@ -1,0 +1,244 @@
+"""Ownership and causal order: which records belong to this conversation, and in what order.
+
+The conversation's root is found by walking parent links up from the first conversation
+record. Exactly three root shapes are accepted:
+
+1. a user message with a null parent;
+2. an unbroken chain of SessionStart hook records (attachments, or the ``progress`` records
+   Claude Code 2.1.3x wrote) from a null parent down to the first user turn;
+3. a compact boundary whose logical parent is not in the file, only as the file's first
+   record with an id (what ``--fork-session`` of a compacted session writes).
+
+Records are then ordered by a stable topological walk from the root over parent links
+(compact boundaries hang from their logical parent), taking the smallest file position among
+the records that are ready. Timestamps are never used: Claude Code's go backwards.
+Standard library only (hook path).
+"""
+
+from __future__ import annotations
+
+import heapq
+
+from plangate.journal import codes
+from plangate.journal.paths import fold_pair, realpath_or_none
+from plangate.journal.records import Record
+
+ROOT_SHAPE_MAX = 32
+
+
+class Ownership:
+    """The outcome for one owner directory."""
+
+    __slots__ = ("reason", "ordered", "root_shape", "genesis", "owner")
+
+    def __init__(
+        self,
+        reason: str | None,
+        ordered: list[Record],
+        root_shape: list[str],
+        genesis: bool = False,
+        owner: str | None = None,
+    ) -> None:
+        self.reason = reason
+        self.ordered = ordered
+        self.root_shape = root_shape
+        self.genesis = genesis
+        self.owner = owner
+
+
+def own(records: list[Record], owners: list[str] | None) -> Ownership:
+    """Decide ownership against each owner in turn (project dir first, then its worktrees).
+
+    The first owner that owns the journal wins; otherwise the first refusal that is not
+    ``foreign_cwd``; otherwise the first. ``owners=None`` judges the content alone, taking the
+    root's own folder as the owner.
+    """
+    first = next((record for record in records if record.role in ("user", "assistant")), None)
+    if first is None:
+        return Ownership(None, [], [])
+    by_uuid, duplicate = _index(records)
+    if duplicate:
+        return Ownership(codes.COMPETING_ROOT, [], ["duplicate_uuid"])
+    chain = _ancestry(first, by_uuid, records)
+    if isinstance(chain, Ownership):
+        return chain
+    top, genesis = chain
+    root_shape = [record.shape for record in top[:ROOT_SHAPE_MAX]]
+    reason = _root_checks(top, genesis, records, by_uuid)
+    if reason is not None:
+        return Ownership(reason, [], root_shape, genesis)
+    if owners is None:
+        owners = [top[0].cwd or ""]
+    outcomes = [_owned_by(top, genesis, owner) for owner in owners]
+    chosen = next((o for o in outcomes if o is None), _choose_refusal(outcomes))
+    if chosen is not None:
+        return Ownership(chosen, [], root_shape, genesis)
+    owner = owners[outcomes.index(None)]
+    ordered = _causal_order(top[0], records, by_uuid)
+    if ordered is None:
+        return Ownership(codes.unrecognized("compaction_unreachable"), [], root_shape, genesis)
+    return Ownership(None, ordered, root_shape, genesis, owner)
+
+
+def _choose_refusal(outcomes: list[str | None]) -> str | None:
+    for outcome in outcomes:
+        if outcome != codes.FOREIGN_CWD:
+            return outcome
+    return outcomes[0] if outcomes else None
+
+
+def _index(records: list[Record]) -> tuple[dict[str, Record], bool]:
+    by_uuid: dict[str, Record] = {}
+    for record in records:
+        uuid = record.uuid
+        if uuid is None:
+            continue
+        seen = by_uuid.get(uuid)
+        if seen is None:
+            by_uuid[uuid] = record
+        elif seen.node and record.node:
+            return by_uuid, True
+        elif record.node:
+            by_uuid[uuid] = record
+    return by_uuid, False
+
+
+def _ancestry(
+    first: Record, by_uuid: dict[str, Record], records: list[Record]
+) -> tuple[list[Record], bool] | Ownership:
+    """Root-first chain from the root down to ``first``, and whether the root is a fork genesis."""
+    if not first.node:
+        return Ownership(first.exclusion_reason(), [], [first.shape])
+    chain = [first]
+    seen = {first.uuid}
+    current = first
+    first_with_id = next((record for record in records if record.uuid is not None), None)
+    genesis = False
+    while current.parent is not None:
+        parent = by_uuid.get(current.parent)
+        if parent is None:
+            if current.via_logical_parent and current is first_with_id:
+                genesis = True
+                break
+            # An ancestor is not written yet: nothing is owned until it is.
+            return Ownership(None, [], [])
+        if not parent.node:
+            return Ownership(parent.exclusion_reason(), [], [parent.shape])
+        if parent.uuid in seen:
+            return Ownership(codes.CYCLE, [], [parent.shape])
+        seen.add(parent.uuid)
+        chain.append(parent)
+        current = parent
+    chain.reverse()
+    return chain, genesis
+
+
+def _root_checks(
+    top: list[Record], genesis: bool, records: list[Record], by_uuid: dict[str, Record]
+) -> str | None:
+    root = top[0]
+    if not genesis:
+        if not root.parent_null or root.via_logical_parent:
+            return codes.unrecognized(f"root_parent:{root.shape}")
+        for record in top[:-1]:
+            if not record.session_start:
+                return codes.unrecognized(f"preamble:{record.shape}")
+        if top[-1].role != "user":
+            return codes.unrecognized(f"first_turn:{top[-1].shape}")
+    if _other_roots(root, records, by_uuid):
+        return codes.COMPETING_ROOT
+    return None
+
+
+def _other_roots(root: Record, records: list[Record], by_uuid: dict[str, Record]) -> bool:
+    children: dict[str, list[Record]] | None = None
+    for record in records:
+        if record is root or not record.node or not record.parent_null:
+            continue
+        if record.via_logical_parent:
+            continue
+        if record.role == "user":
+            return True
+        if record.session_start:
+            if children is None:
+                children = _children(records)
+            if _leads_to_message(record, children):
+                return True
+    return False
+
+
+def _leads_to_message(start: Record, children: dict[str, list[Record]]) -> bool:
+    frontier = [start]
+    seen: set[str] = set()
+    while frontier:
+        record = frontier.pop()
+        if record.uuid is None or record.uuid in seen:
+            continue
+        seen.add(record.uuid)
+        for child in children.get(record.uuid, ()):
+            if child.has_message:
+                return True
+            if child.session_start:
+                frontier.append(child)
+    return False
+
+
+def _owned_by(top: list[Record], genesis: bool, owner: str) -> str | None:
+    checked = top[:1] if genesis else top
+    for record in checked:
+        cwd = record.cwd or ""
+        ours, theirs = fold_pair(owner, cwd)
+        if ours == theirs:
+            continue
+        real_owner, real_cwd = realpath_or_none(owner), realpath_or_none(cwd)
+        if real_owner is not None and real_owner == real_cwd:
+            return codes.unrecognized("cwd_spelling")
+        return codes.FOREIGN_CWD
+    return None
+
+
+def _children(records: list[Record]) -> dict[str, list[Record]]:
+    children: dict[str, list[Record]] = {}
+    for record in records:
+        if record.node and record.parent is not None:
+            children.setdefault(record.parent, []).append(record)
+    return children
+
+
+def _causal_order(
+    root: Record, records: list[Record], by_uuid: dict[str, Record]
+) -> list[Record] | None:
+    """Records reachable from the root, parents before children, file position breaking ties.
+
+    A compact boundary after the root whose logical parent is not in the file (Claude Code's
+    automatic compaction can point at a record it never wrote) starts a segment that joins
+    the order at its file position. None when a compact boundary's records cannot be reached
+    from the root at all (its logical parent loops back).
+    """
+    children = _children(records)
+    ready = [(root.index, root)]
+    for record in records:
+        if (
+            record.node
+            and record.via_logical_parent
+            and record.index > root.index
+            and record.parent not in by_uuid
+        ):
+            ready.append((record.index, record))
+    heapq.heapify(ready)
+    ordered: list[Record] = []
+    placed: set[int] = set()
+    while ready:
+        _, record = heapq.heappop(ready)
+        if record.index in placed:
+            continue
+        placed.add(record.index)
+        ordered.append(record)
+        for child in children.get(record.uuid or "", ()):
+            if child.index not in placed:
+                heapq.heappush(ready, (child.index, child))
+    for record in records:
+        unreached = record.node and record.via_logical_parent and record.index not in placed
+        if unreached and record.index > root.index:
+            return None
+    return ordered

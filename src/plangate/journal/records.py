@@ -1,0 +1,489 @@
+"""One journal line: the metadata ownership needs, and the events it holds.
+
+Claude Code's journal format is internal and changes between versions, so every field is
+optional and checked for its type; nothing here raises on a strange record. Identifiers are
+opaque: any non-empty string without control characters (real files carry UUIDs, fixtures
+sometimes hand-made ids). Standard library only (hook path).
+"""
+
+from __future__ import annotations
+
+from plangate.journal.events import (
+    AssistantText,
+    EndTurn,
+    Event,
+    HumanTurn,
+    ReadRange,
+    TaskNotification,
+    ToolResult,
+    ToolUse,
+    strip_cwd_reset,
+)
+from plangate.journal.paths import is_absolute
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+ID_MAX = 200
+_SHAPE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+
+
+def valid_id(value: object) -> bool:
+    return (
+        isinstance(value, str)
+        and 0 < len(value) <= ID_MAX
+        and value.isprintable()
+        and " " not in value
+    )
+
+
+def valid_timestamp(value: object) -> bool:
+    """An ISO 8601 UTC timestamp as Claude Code writes it (``2026-10-02T14:11:33.280Z``)."""
+    if not isinstance(value, str) or not 19 <= len(value) <= 40:
+        return False
+    date, t, clock = value[:10], value[10], value[11:19]
+    return (
+        t == "T"
+        and date[4] == "-"
+        and date[7] == "-"
+        and (date[:4] + date[5:7] + date[8:10]).isdigit()
+        and clock[2] == ":"
+        and clock[5] == ":"
+        and (clock[:2] + clock[3:5] + clock[6:8]).isdigit()
+    )
+
+
+def valid_version(value: object) -> bool:
+    if not isinstance(value, str) or not 5 <= len(value) <= 40:
+        return False
+    head = value.split(".", 2)
+    return len(head) == 3 and head[0].isdigit() and head[1].isdigit() and head[2][:1].isdigit()
+
+
+def _shape_part(value: object) -> str:
+    if not isinstance(value, str) or not value:
+        return ""
+    kept = "".join(ch for ch in value if ch in _SHAPE_CHARS)
+    return kept[:40]
+
+
+class Record:
+    """Index entry of one kept journal line: metadata, position and (light) events."""
+
+    __slots__ = (
+        "index",
+        "offset",
+        "length",
+        "session_id",
+        "uuid",
+        "parent",
+        "parent_null",
+        "via_logical_parent",
+        "node",
+        "agent",
+        "sidechain",
+        "conversation",
+        "role",
+        "has_message",
+        "session_start",
+        "cwd",
+        "type",
+        "subtype",
+        "shape",
+        "version",
+        "array_content",
+        "metadata",
+        "events",
+        "slots",
+    )
+
+    def __init__(self, index: int, offset: int, length: int, raw: dict[str, Any]) -> None:
+        self.index = index
+        self.offset = offset
+        self.length = length
+        session_id = raw.get("sessionId")
+        self.session_id = session_id if isinstance(session_id, str) else None
+        uuid = raw.get("uuid")
+        self.uuid: str | None = uuid if valid_id(uuid) else None
+        record_type = raw.get("type")
+        self.type = record_type if isinstance(record_type, str) else None
+        subtype = raw.get("subtype")
+        self.subtype = subtype if isinstance(subtype, str) else None
+        message = raw.get("message")
+        self.has_message = isinstance(message, dict)
+        role = message.get("role") if isinstance(message, dict) else None
+        self.role: str | None = role if isinstance(role, str) else None
+        parent_uuid = raw.get("parentUuid", _MISSING)
+        self.parent_null = parent_uuid is None
+        self.via_logical_parent = False
+        self.parent: str | None = parent_uuid if valid_id(parent_uuid) else None
+        if (
+            parent_uuid is None
+            and self.type == "system"
+            and self.subtype == "compact_boundary"
+            and not self.has_message
+        ):
+            logical = raw.get("logicalParentUuid")
+            if valid_id(logical):
+                self.parent = logical if isinstance(logical, str) else None
+                self.via_logical_parent = True
+        agent_id = raw.get("agentId")
+        self.agent = agent_id is not None and agent_id != ""
+        self.sidechain = raw.get("isSidechain") is not False
+        cwd = raw.get("cwd")
+        self.cwd: str | None = cwd if isinstance(cwd, str) and is_absolute(cwd) else None
+        version = raw.get("version")
+        self.version: str | None = version if valid_version(version) else None
+        self.node = (
+            not self.agent
+            and not self.sidechain
+            and self.cwd is not None
+            and self.uuid is not None
+            and valid_timestamp(raw.get("timestamp"))
+        )
+        # Lines with neither id nor parent (queue operations, titles, the api-request blobs of
+        # Claude Code 2.1.3xx, which carry a message) are session metadata, never conversation.
+        self.metadata = "uuid" not in raw and "parentUuid" not in raw
+        self.conversation = (
+            not self.agent and not self.metadata and self.role in ("user", "assistant")
+        )
+        self.session_start = _is_session_start_hook(raw, self.type, self.has_message)
+        attachment = raw.get("attachment")
+        data = raw.get("data")
+        detail = None
+        if isinstance(attachment, dict):
+            detail = attachment.get("type")
+        elif self.type == "progress" and isinstance(data, dict):
+            detail = data.get("type")
+        parts = [_shape_part(self.type) or "untyped"]
+        if self.subtype:
+            parts.append(_shape_part(self.subtype))
+        if detail:
+            parts.append(_shape_part(detail))
+        self.shape = ":".join(parts)
+        self.array_content = isinstance(message, dict) and isinstance(message.get("content"), list)
+        self.events: tuple[Event, ...] = ()
+        self.slots = 0
+
+    def exclusion_reason(self) -> str:
+        """Why this record cannot be a node of the parent session."""
+        if self.agent:
+            return "agent"
+        if self.sidechain:
+            return "sidechain"
+        return "unrecognized_shape:record_metadata"
+
+
+_MISSING = object()
+
+
+def _is_session_start_hook(raw: dict[str, Any], record_type: str | None, has_message: bool) -> bool:
+    if has_message:
+        return False
+    if record_type == "attachment":
+        attachment = raw.get("attachment")
+        if not isinstance(attachment, dict) or attachment.get("hookEvent") != "SessionStart":
+            return False
+        kind = attachment.get("type")
+        return isinstance(kind, str) and kind.startswith("hook_") and 5 < len(kind) <= 53
+    if record_type == "progress":
+        # Claude Code 2.1.3x-2.1.4x wrote SessionStart hooks as progress records.
+        data = raw.get("data")
+        return (
+            isinstance(data, dict)
+            and data.get("type") == "hook_progress"
+            and data.get("hookEvent") == "SessionStart"
+        )
+    return False
+
+
+class EventBuilder:
+    """Turns a raw record into events.
+
+    ``full`` keeps content (texts, inputs, result bodies); otherwise only what an index
+    needs is kept, and :func:`plangate.journal.reader` reloads records in full on demand.
+    Tool inputs of at most ``input_keep_bytes`` (as a record) are kept even in the index.
+    """
+
+    __slots__ = ("full", "input_keep_bytes")
+
+    def __init__(self, full: bool, input_keep_bytes: int = 4096) -> None:
+        self.full = full
+        self.input_keep_bytes = input_keep_bytes
+
+    def build(
+        self, raw: dict[str, Any], record: Record, base: int
+    ) -> tuple[tuple[Event, ...], int]:
+        """Events of one record with orders starting at ``base``, and the slots it used."""
+        message = raw.get("message")
+        if not isinstance(message, dict) or record.agent or record.metadata:
+            return (), 0
+        message_id = message.get("id")
+        message_id = message_id if isinstance(message_id, str) else None
+        timestamp = raw.get("timestamp")
+        timestamp = timestamp if isinstance(timestamp, str) else ""
+        emit = valid_timestamp(timestamp)
+        content = message.get("content")
+        events: list[Event] = []
+        slot = 0
+        role = record.role
+        keep = self.full or record.length <= self.input_keep_bytes
+        if isinstance(content, str):
+            if role == "user":
+                notification = _task_notification(content)
+                if notification is not None:
+                    if emit:
+                        tool_use_id, status = notification
+                        events.append(
+                            TaskNotification(
+                                base + slot,
+                                record.index,
+                                message_id,
+                                timestamp,
+                                tool_use_id,
+                                status,
+                            )
+                        )
+                    slot += 1
+                elif _human_turn(raw):
+                    if emit:
+                        events.append(_human_event(raw, content, base + slot, record, keep))
+                    slot += 1
+            elif role == "assistant" and content.strip():
+                if emit:
+                    text = content if self.full else None
+                    events.append(
+                        AssistantText(base + slot, record.index, message_id, timestamp, text)
+                    )
+                slot += 1
+        elif isinstance(content, list):
+            tool_use_result = raw.get("toolUseResult")
+            human_texts: list[str] | None = [] if role == "user" and _human_turn(raw) else None
+            for block in content:
+                order = base + slot
+                slot += 1
+                if not emit or not isinstance(block, dict):
+                    continue
+                block_type = block.get("type")
+                if role == "assistant":
+                    if block_type == "tool_use":
+                        use_id, name, tool_input = (
+                            block.get("id"),
+                            block.get("name"),
+                            block.get("input"),
+                        )
+                        if (
+                            isinstance(use_id, str)
+                            and isinstance(name, str)
+                            and isinstance(tool_input, dict)
+                        ):
+                            events.append(
+                                ToolUse(
+                                    order,
+                                    record.index,
+                                    message_id,
+                                    timestamp,
+                                    use_id,
+                                    name,
+                                    tool_input if keep else None,
+                                )
+                            )
+                    elif block_type == "text":
+                        text = block.get("text")
+                        if isinstance(text, str) and text.strip():
+                            events.append(
+                                AssistantText(
+                                    order,
+                                    record.index,
+                                    message_id,
+                                    timestamp,
+                                    text if self.full else None,
+                                )
+                            )
+                elif role == "user":
+                    if block_type == "tool_result":
+                        use_id = block.get("tool_use_id")
+                        if isinstance(use_id, str):
+                            events.append(
+                                _result_event(
+                                    block,
+                                    tool_use_result,
+                                    order,
+                                    record,
+                                    message_id,
+                                    timestamp,
+                                    self.full,
+                                )
+                            )
+                    elif block_type == "text" and human_texts is not None:
+                        text = block.get("text")
+                        if isinstance(text, str):
+                            human_texts.append(text)
+            if human_texts:
+                events.append(_human_event(raw, "\n".join(human_texts), base + slot, record, keep))
+                slot += 1
+        if role == "assistant" and message.get("stop_reason") == "end_turn":
+            if emit:
+                events.append(EndTurn(base + slot, record.index, message_id, timestamp))
+            slot += 1
+        return tuple(events), slot
+
+
+def _result_text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [
+            block.get("text", "")
+            for block in content
+            if isinstance(block, dict) and block.get("type") == "text"
+        ]
+        return "\n".join(text for text in texts if isinstance(text, str))
+    return ""
+
+
+def _result_event(
+    block: dict[str, Any],
+    tool_use_result: object,
+    order: int,
+    record: Record,
+    message_id: str | None,
+    timestamp: str,
+    full: bool,
+) -> ToolResult:
+    text = _result_text(block.get("content"))
+    file_range = None
+    is_async = False
+    if isinstance(tool_use_result, dict):
+        file_info = tool_use_result.get("file")
+        if isinstance(file_info, dict) and isinstance(file_info.get("filePath"), str):
+            file_range = ReadRange(
+                file_info["filePath"],
+                _int_or_none(file_info.get("startLine")),
+                _int_or_none(file_info.get("numLines")),
+                _int_or_none(file_info.get("totalLines")),
+            )
+        is_async = (
+            tool_use_result.get("isAsync") is True
+            or tool_use_result.get("status") == "async_launched"
+        )
+    return ToolResult(
+        order,
+        record.index,
+        message_id,
+        timestamp,
+        block["tool_use_id"],
+        text if full else None,
+        block.get("is_error") is True,
+        file_range,
+        is_async,
+        text.lstrip().startswith("{"),
+    )
+
+
+def _int_or_none(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+LOCAL_COMMAND_OUTPUT = (
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<local-command-caveat>",
+)
+
+
+def _human_turn(raw: dict[str, Any]) -> bool:
+    if raw.get("isMeta") is True or raw.get("isCompactSummary") is True:
+        return False
+    message = raw.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str) and content.lstrip().startswith(LOCAL_COMMAND_OUTPUT):
+        return False
+    if raw.get("isVisibleInTranscriptOnly") is True:
+        return False
+    origin = raw.get("origin")
+    if isinstance(origin, dict) and origin.get("kind") not in (None, "human"):
+        return False
+    return raw.get("toolUseResult") is None and raw.get("sourceToolUseID") is None
+
+
+def _human_event(
+    raw: dict[str, Any], text: str, order: int, record: Record, keep: bool
+) -> HumanTurn:
+    command, arguments = slash_command(text)
+    source = raw.get("promptSource")
+    prompt_id = raw.get("promptId")
+    timestamp = raw.get("timestamp")
+    return HumanTurn(
+        order,
+        record.index,
+        None,
+        timestamp if isinstance(timestamp, str) else "",
+        text if keep else None,
+        command,
+        arguments,
+        source if isinstance(source, str) else None,
+        prompt_id if isinstance(prompt_id, str) else None,
+    )
+
+
+def slash_command(text: str) -> tuple[str | None, str | None]:
+    """``(name, arguments)`` of a slash-command expansion, or ``(None, None)``.
+
+    Claude Code writes ``/autoplan plan.md`` as ``<command-message>``, ``<command-name>`` and
+    optional ``<command-args>`` tags, one per line: older versions in that order, 2.1.3xx with
+    the name first and the other lines indented. Nothing else may be in the text.
+    """
+    tags: dict[str, str] = {}
+    for line in text.strip().split("\n"):
+        line = line.strip()
+        for tag in ("command-message", "command-name", "command-args"):
+            inner = _tag(line, tag)
+            if inner is not None:
+                if tag in tags:
+                    return None, None
+                tags[tag] = inner
+                break
+        else:
+            return None, None
+    name, message = tags.get("command-name"), tags.get("command-message")
+    if name is None or message is None or name != "/" + message:
+        return None, None
+    return message, tags.get("command-args")
+
+
+def _tag(line: str, tag: str) -> str | None:
+    opening, closing = f"<{tag}>", f"</{tag}>"
+    if line.startswith(opening) and line.endswith(closing):
+        inner = line[len(opening) : len(line) - len(closing)]
+        if opening not in inner and closing not in inner:
+            return inner
+    return None
+
+
+def _task_notification(content: str) -> tuple[str, str | None] | None:
+    head = content.lstrip()
+    if not head.startswith("<task-notification>"):
+        return None
+    tool_use_id = _between(content, "<tool-use-id>", "</tool-use-id>")
+    if tool_use_id is None or not 0 < len(tool_use_id) <= 160:
+        return None
+    if any(not (ch.isascii() and (ch.isalnum() or ch in "_-")) for ch in tool_use_id):
+        return None
+    return tool_use_id, _between(content, "<status>", "</status>")
+
+
+def _between(text: str, start: str, end: str) -> str | None:
+    begin = text.find(start)
+    if begin < 0:
+        return None
+    begin += len(start)
+    stop = text.find(end, begin)
+    return text[begin:stop] if stop >= 0 else None
+
+
+def clean_bash_result(event: ToolResult) -> None:
+    if event.text is not None:
+        event.text = strip_cwd_reset(event.text)
+        event.text_starts_json = event.text.lstrip().startswith("{")

@@ -1,0 +1,210 @@
+"""Pass one: read a journal record by record in bounded memory.
+
+Only the bytes present when the file was opened are read (``[0, size)``), so records appended
+while reading never fail the read. The unfinished last line is never parsed. A running digest
+of every byte read lets a later read in the same hook run tell whether bytes it already saw
+changed (``rewritten``). Nothing here writes to the journal. Standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+
+from plangate import jsonio
+from plangate.journal import codes
+from plangate.journal.records import EventBuilder, Record
+
+try:
+    # The builtin module costs nothing to import; hashlib loads OpenSSL bindings first.
+    from _sha256 import sha256 as _sha256  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - every CPython build has it
+    from hashlib import sha256 as _sha256
+
+CHUNK_BYTES = 1024 * 1024
+_BLANK = b" \t\r"
+
+
+class Prefix:
+    """The bytes a read covered: their length and digest, given to the next read as ``prior``."""
+
+    __slots__ = ("size", "digest")
+
+    def __init__(self, size: int, digest: str) -> None:
+        self.size = size
+        self.digest = digest
+
+    def __repr__(self) -> str:
+        return f"Prefix(size={self.size}, digest={self.digest[:12]}…)"
+
+
+class ScanRefusal(Exception):
+    """Pass one cannot go on: the reason code and a detail for people."""
+
+    def __init__(self, reason: str, detail: str, record_bytes: int | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.detail = detail
+        self.record_bytes = record_bytes
+
+
+class Scan:
+    """What pass one found."""
+
+    __slots__ = (
+        "records",
+        "lines",
+        "size",
+        "prefix",
+        "complete",
+        "first_version",
+        "first_version_agent",
+        "skipped",
+    )
+
+    def __init__(self) -> None:
+        self.records: list[Record] = []
+        self.lines = 0
+        self.size = 0
+        self.prefix = Prefix(0, "")
+        self.complete = True
+        self.first_version: str | None = None
+        self.first_version_agent = False
+        self.skipped = 0
+
+
+def scan(
+    fd: int,
+    size: int,
+    *,
+    session_id: str | None,
+    prior: Prefix | None,
+    builder: EventBuilder,
+    record_max: int = codes.RECORD_MAX_BYTES,
+) -> Scan:
+    """Index every record of ``[0, size)`` whose session is ``session_id`` (any when None)."""
+    result = Scan()
+    result.size = size
+    digest = _sha256()
+    position = 0
+    carry = b""
+    carry_start = 0
+    oversized = -1  # length of a line being skipped because it is over record_max
+    line_index = 0
+    while position < size:
+        chunk = os.pread(fd, min(CHUNK_BYTES, size - position), position)
+        if not chunk:
+            raise ScanRefusal(codes.IDENTITY, "the journal shrank while it was read")
+        if prior is not None and position < prior.size <= position + len(chunk):
+            cut = prior.size - position
+            digest.update(chunk[:cut])
+            if digest.hexdigest() != prior.digest:
+                raise ScanRefusal(codes.REWRITTEN, "bytes read earlier in this hook run changed")
+            digest.update(chunk[cut:])
+        else:
+            digest.update(chunk)
+        chunk_start = position
+        position += len(chunk)
+        start = 0
+        if oversized >= 0:
+            newline = chunk.find(b"\n")
+            if newline < 0:
+                oversized += len(chunk)
+                continue
+            raise ScanRefusal(
+                codes.TOO_LARGE,
+                "one journal record is over the record limit",
+                record_bytes=oversized + newline,
+            )
+        if carry:
+            newline = chunk.find(b"\n")
+            if newline < 0:
+                if len(carry) + len(chunk) > record_max:
+                    oversized = len(carry) + len(chunk)
+                    carry = b""
+                else:
+                    carry += chunk
+                continue
+            line = carry + chunk[:newline]
+            _line(line, carry_start, line_index, result, session_id, builder, record_max)
+            line_index += 1
+            carry = b""
+            start = newline + 1
+        while True:
+            newline = chunk.find(b"\n", start)
+            if newline < 0:
+                break
+            if newline > start:
+                _line(
+                    chunk[start:newline],
+                    chunk_start + start,
+                    line_index,
+                    result,
+                    session_id,
+                    builder,
+                    record_max,
+                )
+            line_index += 1
+            start = newline + 1
+        if start < len(chunk):
+            carry = chunk[start:]
+            carry_start = chunk_start + start
+            if len(carry) > record_max:
+                oversized = len(carry)
+                carry = b""
+    if prior is not None and prior.size > size:
+        raise ScanRefusal(codes.IDENTITY, "the journal is shorter than when this hook run read it")
+    if oversized >= 0:
+        # An unfinished record already over the limit can never become readable.
+        raise ScanRefusal(
+            codes.TOO_LARGE, "one journal record is over the record limit", record_bytes=oversized
+        )
+    result.complete = not carry
+    result.lines = line_index
+    result.prefix = Prefix(size, digest.hexdigest())
+    return result
+
+
+def _line(
+    line: bytes,
+    offset: int,
+    index: int,
+    result: Scan,
+    session_id: str | None,
+    builder: EventBuilder,
+    record_max: int,
+) -> None:
+    if len(line) > record_max:
+        raise ScanRefusal(
+            codes.TOO_LARGE, "one journal record is over the record limit", record_bytes=len(line)
+        )
+    if not line.strip(_BLANK):
+        return
+    raw = parse_line(line, index)
+    record_session = raw.get("sessionId")
+    if session_id is not None and record_session != session_id:
+        result.skipped += 1
+        return
+    record = Record(index, offset, len(line), raw)
+    # Prefer the parent session's version; a subagent file only has its own.
+    if record.version is not None and (
+        result.first_version is None or (result.first_version_agent and not record.agent)
+    ):
+        result.first_version = record.version
+        result.first_version_agent = record.agent
+    record.events, record.slots = builder.build(raw, record, 0)
+    result.records.append(record)
+
+
+def parse_line(line: bytes, index: int) -> dict[str, object]:
+    """One complete journal line as a JSON object, or ``malformed``."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ScanRefusal(codes.MALFORMED, f"line {index + 1} is not UTF-8") from None
+    try:
+        value = jsonio.loads(text)
+    except jsonio.JSONError:
+        raise ScanRefusal(codes.MALFORMED, f"line {index + 1} is not JSON") from None
+    if not isinstance(value, dict):
+        raise ScanRefusal(codes.MALFORMED, f"line {index + 1} is not a JSON object")
+    return value

@@ -1,0 +1,63 @@
+"""The hook path imports only the standard library and plangate's own hook-path modules.
+
+A hook process starts on every matching tool call; the heavy standard-library modules below
+cost a two-core machine tens of milliseconds each, so they are kept off the hook path too.
+"""
+
+from __future__ import annotations
+
+import json
+import pkgutil
+import subprocess
+import sys
+
+import pytest
+
+import plangate.hooks
+
+HOOK_PATH_MODULES = sorted(
+    ["plangate.journal", "plangate.journal.__main__", "plangate.jsonio", "plangate.locations"]
+    + [f"plangate.hooks.{info.name}" for info in pkgutil.iter_modules(plangate.hooks.__path__)]
+)
+# Standard library, but too slow to import on every tool call.
+HEAVY_STDLIB = {"re", "json", "typing", "dataclasses", "enum", "argparse", "subprocess", "asyncio"}
+
+
+def _loaded_by(module: str) -> list[str]:
+    # Site start-up modules are loaded before the probe; judge only what the module adds.
+    script = (
+        "import sys\n"
+        "before = set(sys.modules)\n"
+        f"__import__({module!r})\n"
+        "added = sorted(set(sys.modules) - before)\n"
+        "sys.stdout.write(repr(added))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    loaded: list[str] = eval(result.stdout)  # noqa: S307 - repr of a list of str from our probe
+    return loaded
+
+
+@pytest.mark.parametrize("module", HOOK_PATH_MODULES)
+def test_hook_path_imports_only_stdlib_and_plangate(module: str) -> None:
+    loaded = _loaded_by(module)
+    foreign = [
+        name
+        for name in loaded
+        if name.split(".")[0] not in sys.stdlib_module_names and name.split(".")[0] != "plangate"
+    ]
+    assert foreign == [], f"{module} imports non-stdlib modules: {foreign}"
+    heavy = sorted(set(loaded) & HEAVY_STDLIB)
+    assert heavy == [], f"{module} imports slow standard-library modules: {heavy}"
+
+
+def test_probe_sees_imports() -> None:
+    # The probe itself must notice a heavy import, or the test above proves nothing.
+    assert "re" in _loaded_by("re")
+    assert "json" in _loaded_by("json")
+
+
+def test_module_list_is_not_empty() -> None:
+    assert "plangate.hooks.runtime" in HOOK_PATH_MODULES
+    assert json.loads("[]") == []

@@ -1,0 +1,108 @@
+"""The hook runtime: one JSON line on stdout, exit 0, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+ENTRY = textwrap.dedent(
+    """
+    import sys
+    from plangate.hooks.runtime import run_hook
+
+    def decide(payload):
+        if payload.get("crash"):
+            raise RuntimeError("boom")
+        if payload.get("unserializable"):
+            return {"x": object()}
+        return {"seen": payload.get("tool_name")}
+
+    def bad_input(error):
+        return {"outcome": "hook_input", "detail": error.detail}
+
+    def crash(error):
+        if "boom" in str(error) and len(sys.argv) > 1:
+            raise ValueError("the failure outcome fails too")
+        return {"outcome": "installation", "detail": type(error).__name__}
+
+    raise SystemExit(run_hook(decide, on_bad_input=bad_input, on_crash=crash))
+    """
+)
+
+
+def run_entry(stdin: bytes, *args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-c", ENTRY, *args], input=stdin, capture_output=True, timeout=30
+    )
+
+
+def single_line(result: subprocess.CompletedProcess[bytes]) -> dict[str, object]:
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.decode().splitlines()
+    assert len(lines) == 1, lines
+    value = json.loads(lines[0])
+    assert isinstance(value, dict)
+    return value
+
+
+def test_decision_is_one_json_line() -> None:
+    result = run_entry(b'{"tool_name": "Read"}')
+    assert single_line(result) == {"seen": "Read"}
+    assert result.stderr == b""
+
+
+@pytest.mark.parametrize(
+    ("stdin", "detail"),
+    [
+        (b"", "the hook payload is not JSON"),
+        (b"not json", "the hook payload is not JSON"),
+        (b"[1, 2]", "the hook payload is not a JSON object"),
+        (b'"text"', "the hook payload is not a JSON object"),
+        (b'{"a": "\xff"}', "the hook payload is not UTF-8"),
+        (b'{"a": "' + b"x" * (64 * 1024) + b'"}', "the hook payload is over 64 KiB"),
+    ],
+)
+def test_bad_input_is_the_hook_input_outcome(stdin: bytes, detail: str) -> None:
+    assert single_line(run_entry(stdin)) == {"outcome": "hook_input", "detail": detail}
+
+
+def test_payload_of_exactly_64_kib_is_read() -> None:
+    body = b'{"tool_name": "' + b"x" * (64 * 1024 - 17) + b'"}'
+    assert len(body) == 64 * 1024
+    assert single_line(run_entry(body))["seen"] == "x" * (64 * 1024 - 17)
+
+
+def test_exception_becomes_documented_outcome_not_traceback() -> None:
+    result = run_entry(b'{"crash": true}')
+    assert single_line(result) == {"outcome": "installation", "detail": "RuntimeError"}
+    assert b"Traceback" not in result.stderr
+
+
+def test_unwritable_output_becomes_documented_outcome() -> None:
+    assert single_line(run_entry(b'{"unserializable": true}')) == {
+        "outcome": "installation",
+        "detail": "JSONError",
+    }
+
+
+def test_failing_failure_outcome_still_prints_one_line_and_exits_zero() -> None:
+    result = run_entry(b'{"crash": true}', "fail-the-failure")
+    assert single_line(result) == {"systemMessage": "plangate hook failed unexpectedly"}
+
+
+def test_closed_stdout_does_not_raise() -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-c", ENTRY],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    process.stdout.close()
+    _, stderr = process.communicate(b'{"tool_name": "Read"}', timeout=30)
+    assert process.returncode == 0
+    assert b"Traceback" not in stderr
