@@ -6,7 +6,8 @@ record. Exactly three root shapes are accepted:
 1. a user message with a null parent;
 2. an unbroken chain of SessionStart hook records (attachments, or the ``progress`` records
    Claude Code 2.1.3x wrote) from a null parent down to the first user turn;
-3. a compact boundary whose logical parent is not in the file, only as the file's first
+3. a compact boundary whose logical parent is not in the file, or is one of its own
+   descendants (the preserved segment Claude Code 2.1.3xx copies), only as the file's first
    record with an id (what ``--fork-session`` of a compacted session writes).
 
 Records are then ordered by a stable topological walk from the root over parent links
@@ -125,6 +126,19 @@ def _ancestry(
         if not parent.node:
             return Ownership(parent.exclusion_reason(), [], [parent.shape])
         if parent.uuid in seen:
+            # --fork-session of a compacted session (Claude Code 2.1.3xx) copies the preserved
+            # segment under the boundary, so the boundary's logical parent is one of its own
+            # descendants: the loop closes through the file's first record, which starts the
+            # conversation. Any other loop is a cycle.
+            closes_at_first = (
+                first_with_id is not None
+                and first_with_id.via_logical_parent
+                and first_with_id in chain
+            )
+            if closes_at_first:
+                del chain[chain.index(first_with_id) + 1 :]
+                genesis = True
+                break
             return Ownership(codes.CYCLE, [], [parent.shape])
         seen.add(parent.uuid)
         chain.append(parent)

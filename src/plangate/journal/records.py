@@ -23,18 +23,15 @@ from plangate.journal.paths import is_absolute
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, TypeGuard
 
 ID_MAX = 200
 _SHAPE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 
 
-def valid_id(value: object) -> bool:
+def valid_id(value: object) -> TypeGuard[str]:
     return (
-        isinstance(value, str)
-        and 0 < len(value) <= ID_MAX
-        and value.isprintable()
-        and " " not in value
+        type(value) is str and 0 < len(value) <= ID_MAX and value.isprintable() and " " not in value
     )
 
 
@@ -90,7 +87,7 @@ class Record:
         "cwd",
         "type",
         "subtype",
-        "shape",
+        "detail",
         "version",
         "array_content",
         "metadata",
@@ -99,72 +96,82 @@ class Record:
     )
 
     def __init__(self, index: int, offset: int, length: int, raw: dict[str, Any]) -> None:
+        # Called once per journal line: kept flat and branch-light on purpose.
+        get = raw.get
         self.index = index
         self.offset = offset
         self.length = length
-        session_id = raw.get("sessionId")
-        self.session_id = session_id if isinstance(session_id, str) else None
-        uuid = raw.get("uuid")
-        self.uuid: str | None = uuid if valid_id(uuid) else None
-        record_type = raw.get("type")
-        self.type = record_type if isinstance(record_type, str) else None
-        subtype = raw.get("subtype")
-        self.subtype = subtype if isinstance(subtype, str) else None
-        message = raw.get("message")
-        self.has_message = isinstance(message, dict)
+        self.events: tuple[Event, ...] = ()
+        self.slots = 0
+        session_id = get("sessionId")
+        self.session_id = session_id if type(session_id) is str else None
+        record_type = get("type")
+        self.type: str | None = record_type if type(record_type) is str else None
+        subtype = get("subtype")
+        self.subtype: str | None = subtype if type(subtype) is str else None
+        message = get("message")
+        has_message = isinstance(message, dict)
+        self.has_message = has_message
         role = message.get("role") if isinstance(message, dict) else None
-        self.role: str | None = role if isinstance(role, str) else None
-        parent_uuid = raw.get("parentUuid", _MISSING)
+        self.role: str | None = role if type(role) is str else None
+        self.array_content = isinstance(message, dict) and type(message.get("content")) is list
+        version = get("version")
+        self.version: str | None = version if valid_version(version) else None
+        attachment = get("attachment")
+        detail = None
+        if type(attachment) is dict:
+            detail = attachment.get("type")
+        elif record_type == "progress":
+            data = get("data")
+            detail = data.get("type") if type(data) is dict else None
+        self.detail: str | None = detail if type(detail) is str else None
+        agent_id = get("agentId")
+        self.agent = agent_id is not None and agent_id != ""
+        # Lines with neither id nor parent (queue operations, titles, the api-request blobs of
+        # Claude Code 2.1.3xx, which carry a message) are session metadata, never conversation.
+        if "uuid" not in raw and "parentUuid" not in raw:
+            self.metadata = True
+            self.uuid: str | None = None
+            self.parent: str | None = None
+            self.parent_null = self.via_logical_parent = self.node = False
+            self.sidechain = get("isSidechain") is not False
+            self.cwd: str | None = None
+            self.conversation = self.session_start = False
+            return
+        self.metadata = False
+        uuid = get("uuid")
+        self.uuid = uuid if valid_id(uuid) else None
+        parent_uuid = get("parentUuid", _MISSING)
         self.parent_null = parent_uuid is None
         self.via_logical_parent = False
-        self.parent: str | None = parent_uuid if valid_id(parent_uuid) else None
-        if (
-            parent_uuid is None
-            and self.type == "system"
-            and self.subtype == "compact_boundary"
-            and not self.has_message
-        ):
-            logical = raw.get("logicalParentUuid")
-            if valid_id(logical):
-                self.parent = logical if isinstance(logical, str) else None
+        self.parent = parent_uuid if valid_id(parent_uuid) else None
+        if parent_uuid is None and subtype == "compact_boundary" and record_type == "system":
+            logical = get("logicalParentUuid")
+            if not has_message and valid_id(logical):
+                self.parent = logical
                 self.via_logical_parent = True
-        agent_id = raw.get("agentId")
-        self.agent = agent_id is not None and agent_id != ""
-        self.sidechain = raw.get("isSidechain") is not False
-        cwd = raw.get("cwd")
-        self.cwd: str | None = cwd if isinstance(cwd, str) and is_absolute(cwd) else None
-        version = raw.get("version")
-        self.version: str | None = version if valid_version(version) else None
+        self.sidechain = get("isSidechain") is not False
+        cwd = get("cwd")
+        self.cwd = cwd if type(cwd) is str and is_absolute(cwd) else None
         self.node = (
             not self.agent
             and not self.sidechain
             and self.cwd is not None
             and self.uuid is not None
-            and valid_timestamp(raw.get("timestamp"))
+            and valid_timestamp(get("timestamp"))
         )
-        # Lines with neither id nor parent (queue operations, titles, the api-request blobs of
-        # Claude Code 2.1.3xx, which carry a message) are session metadata, never conversation.
-        self.metadata = "uuid" not in raw and "parentUuid" not in raw
-        self.conversation = (
-            not self.agent and not self.metadata and self.role in ("user", "assistant")
-        )
-        self.session_start = _is_session_start_hook(raw, self.type, self.has_message)
-        attachment = raw.get("attachment")
-        data = raw.get("data")
-        detail = None
-        if isinstance(attachment, dict):
-            detail = attachment.get("type")
-        elif self.type == "progress" and isinstance(data, dict):
-            detail = data.get("type")
+        self.conversation = not self.agent and self.role in ("user", "assistant")
+        self.session_start = _is_session_start_hook(raw, record_type, has_message)
+
+    @property
+    def shape(self) -> str:
+        """``type[:subtype][:attachment type]`` for diagnostics; never content."""
         parts = [_shape_part(self.type) or "untyped"]
         if self.subtype:
             parts.append(_shape_part(self.subtype))
-        if detail:
-            parts.append(_shape_part(detail))
-        self.shape = ":".join(parts)
-        self.array_content = isinstance(message, dict) and isinstance(message.get("content"), list)
-        self.events: tuple[Event, ...] = ()
-        self.slots = 0
+        if self.detail:
+            parts.append(_shape_part(self.detail))
+        return ":".join(parts)
 
     def exclusion_reason(self) -> str:
         """Why this record cannot be a node of the parent session."""
@@ -217,8 +224,10 @@ class EventBuilder:
     ) -> tuple[tuple[Event, ...], int]:
         """Events of one record with orders starting at ``base``, and the slots it used."""
         message = raw.get("message")
-        if not isinstance(message, dict) or record.agent or record.metadata:
+        if record.agent or record.metadata:
             return (), 0
+        if not isinstance(message, dict):
+            return self._queued_notification(raw, record, base)
         message_id = message.get("id")
         message_id = message_id if isinstance(message_id, str) else None
         timestamp = raw.get("timestamp")
@@ -328,6 +337,32 @@ class EventBuilder:
                 events.append(EndTurn(base + slot, record.index, message_id, timestamp))
             slot += 1
         return tuple(events), slot
+
+    def _queued_notification(
+        self, raw: dict[str, Any], record: Record, base: int
+    ) -> tuple[tuple[Event, ...], int]:
+        """Claude Code 2.1.3xx delivers a background agent's report mid-turn as a
+        ``queued_command`` attachment instead of a user record."""
+        prompt = _queued_prompt(raw)
+        notification = _task_notification(prompt) if prompt is not None else None
+        if notification is None:
+            return (), 0
+        timestamp = raw.get("timestamp")
+        if not isinstance(timestamp, str) or not valid_timestamp(timestamp):
+            return (), 1
+        tool_use_id, status = notification
+        event = TaskNotification(base, record.index, None, timestamp, tool_use_id, status)
+        return (event,), 1
+
+
+def _queued_prompt(raw: dict[str, Any]) -> str | None:
+    attachment = raw.get("attachment")
+    if raw.get("type") != "attachment" or not isinstance(attachment, dict):
+        return None
+    if attachment.get("type") != "queued_command":
+        return None
+    prompt = attachment.get("prompt")
+    return prompt if isinstance(prompt, str) else None
 
 
 def _result_text(content: object) -> str:

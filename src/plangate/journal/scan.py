@@ -9,16 +9,11 @@ changed (``rewritten``). Nothing here writes to the journal. Standard library on
 from __future__ import annotations
 
 import os
+import zlib
 
 from plangate import jsonio
 from plangate.journal import codes
 from plangate.journal.records import EventBuilder, Record
-
-try:
-    # The builtin module costs nothing to import; hashlib loads OpenSSL bindings first.
-    from _sha256 import sha256 as _sha256  # type: ignore[import-not-found]
-except ImportError:  # pragma: no cover - every CPython build has it
-    from hashlib import sha256 as _sha256
 
 CHUNK_BYTES = 1024 * 1024
 _BLANK = b" \t\r"
@@ -84,7 +79,7 @@ def scan(
     """Index every record of ``[0, size)`` whose session is ``session_id`` (any when None)."""
     result = Scan()
     result.size = size
-    digest = _sha256()
+    digest = 0
     position = 0
     carry = b""
     carry_start = 0
@@ -96,12 +91,12 @@ def scan(
             raise ScanRefusal(codes.IDENTITY, "the journal shrank while it was read")
         if prior is not None and position < prior.size <= position + len(chunk):
             cut = prior.size - position
-            digest.update(chunk[:cut])
-            if digest.hexdigest() != prior.digest:
+            digest = zlib.crc32(chunk[:cut], digest)
+            if _hex(digest) != prior.digest:
                 raise ScanRefusal(codes.REWRITTEN, "bytes read earlier in this hook run changed")
-            digest.update(chunk[cut:])
+            digest = zlib.crc32(chunk[cut:], digest)
         else:
-            digest.update(chunk)
+            digest = zlib.crc32(chunk, digest)
         chunk_start = position
         position += len(chunk)
         start = 0
@@ -160,8 +155,12 @@ def scan(
         )
     result.complete = not carry
     result.lines = line_index
-    result.prefix = Prefix(size, digest.hexdigest())
+    result.prefix = Prefix(size, _hex(digest))
     return result
+
+
+def _hex(digest: int) -> str:
+    return f"{digest:08x}"
 
 
 def _line(

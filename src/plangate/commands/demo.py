@@ -1,0 +1,126 @@
+"""``plangate demo``: one real, offline Claude Code session on the built-in stand-in model.
+
+The stand-in plays a short script (read a file, run a Bash command, answer, end the turn); the
+real Claude Code CLI runs it in a temporary project and writes its journal, which plangate's
+journal reader then judges.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import TextIO
+
+from plangate.commands.journal import render, summarize
+from plangate.journal import read_journal
+from plangate.journal.owners import project_owners
+from plangate.standin import Script, StandIn, text, tool_use
+from plangate.testing import ClaudeEnv, claude_version
+
+PROMPT = "Read PLAN.md, check how long it is, and tell me what the plan is."
+PLAN = "# Plan\n\n1. Write the journal reader.\n2. Write the hooks.\n3. Ship it.\n"
+ANSWER = "The plan has three steps: write the journal reader, write the hooks, then ship it."
+
+
+def demo_script(project_dir: Path) -> Script:
+    """The demo's model: Read, then Bash, then a short answer that ends the turn."""
+    return Script(
+        main=[
+            [
+                text("Let me read the plan."),
+                tool_use("Read", file_path=str(project_dir / "PLAN.md")),
+            ],
+            [tool_use("Bash", command="wc -l PLAN.md", description="Count the plan's lines")],
+            [text(ANSWER)],
+        ]
+    )
+
+
+def demo(
+    *,
+    keep: bool = False,
+    workdir: Path | None = None,
+    timeout: float = 120.0,
+    out: TextIO | None = None,
+) -> int:
+    """Runs the demo session and prints where its journal is and what it holds.
+
+    Returns 0 when the session ran and its journal was judged ready, else 1. The temporary
+    folder is removed at the end unless ``keep`` (or a ``workdir`` of the caller's) is given.
+    """
+    stream = out or sys.stdout
+    own_root = workdir is None
+    root = Path(tempfile.mkdtemp(prefix="plangate-demo-")) if workdir is None else workdir
+    try:
+        return _run(root, timeout, stream, keep or not own_root)
+    finally:
+        if own_root and not keep:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def _run(root: Path, timeout: float, out: TextIO, kept: bool) -> int:
+    def say(line: str = "") -> None:
+        print(line, file=out, flush=True)
+
+    project = root / "project"
+    project.mkdir(parents=True, exist_ok=True)
+    (project / "PLAN.md").write_text(PLAN, encoding="utf-8")
+    script = demo_script(project.resolve())
+    with StandIn(script) as model:
+        env = ClaudeEnv.create(root, model, project_dir=project)
+        version = claude_version(env.binary)
+        say(f"plangate demo: Claude Code {version}, offline, on the stand-in model")
+        say(f"  project:  {env.project_dir}")
+        result = env.run(PROMPT, allowed_tools=["Read", "Bash"], timeout=timeout)
+        requests = len(model.message_requests())
+        tools = [call.name for call in model.tool_calls()]
+
+    say(
+        f"  session:  {result.session_id or '(none)'}  (exit {result.returncode}, "
+        f"{result.duration:.1f}s, {requests} model requests, tools: {', '.join(tools) or '-'})"
+    )
+    if not result.ok:
+        say("  Claude Code did not finish cleanly:")
+        say("    " + result.describe().replace("\n", "\n    "))
+        return 1
+    say(f"  answer:   {result.result_text!r}")
+    journal = result.journal_path
+    if journal is None or not journal.is_file():
+        say(f"  journal:  not found under {result.projects_dir}")
+        return 1
+    say(f"  journal:  {journal}")
+    if not kept:
+        say("            (removed at exit; run `plangate demo --keep` to keep it)")
+    say(f"            {_record_summary(journal)}")
+    return _judge(env, journal, out)
+
+
+def _record_summary(journal: Path) -> str:
+    """Counts the journal's lines by record type (our own reading, independent of plangate's)."""
+    counts: Counter[str] = Counter()
+    for line in journal.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            counts["<unparsable>"] += 1
+            continue
+        counts[str(record.get("type")) if isinstance(record, dict) else "<not an object>"] += 1
+    total = sum(counts.values())
+    parts = ", ".join(f"{n} {kind}" for kind, n in counts.most_common())
+    return f"{total} lines: {parts}"
+
+
+def _judge(env: ClaudeEnv, journal: Path, out: TextIO) -> int:
+    """plangate's verdict, reached the way a hook reaches it: layout and owner checked."""
+    verdict = read_journal(
+        str(journal),
+        owners=project_owners(str(env.project_dir)),
+        config_dir=str(env.home / ".claude"),
+    )
+    print("\nplangate journal inspect --layout says:", file=out)
+    out.write(render(summarize(verdict)))
+    return 0 if verdict.ready else 1

@@ -1,0 +1,32 @@
+"""A scripted stand-in for the Anthropic Messages API, for running Claude Code offline."""
+
+from plangate.standin.script import (
+    ModelRequest,
+    Reply,
+    Script,
+    Text,
+    ToolUse,
+    as_reply,
+    canned_side_reply,
+    new_message_id,
+    new_tool_use_id,
+    text,
+    tool_use,
+)
+from plangate.standin.server import RecordedRequest, StandIn
+
+__all__ = [
+    "ModelRequest",
+    "RecordedRequest",
+    "Reply",
+    "Script",
+    "StandIn",
+    "Text",
+    "ToolUse",
+    "as_reply",
+    "canned_side_reply",
+    "new_message_id",
+    "new_tool_use_id",
+    "text",
+    "tool_use",
+]

@@ -1,0 +1,79 @@
+"""Fixtures for tests that run the real Claude Code CLI against the stand-in model.
+
+The CLI must be installed (`make setup`); set PLANGATE_SKIP_E2E=1 to skip these tests instead
+of failing them on a machine without it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from plangate.standin import StandIn
+from plangate.testing import ClaudeEnv, ClaudeNotFoundError, find_claude
+
+
+@pytest.fixture(scope="session")
+def claude_bin() -> Path:
+    """The Claude Code CLI; a missing one fails (or skips, with PLANGATE_SKIP_E2E=1)."""
+    try:
+        return find_claude()
+    except ClaudeNotFoundError as error:
+        if os.environ.get("PLANGATE_SKIP_E2E"):
+            pytest.skip(str(error))
+        pytest.fail(str(error), pytrace=False)
+
+
+MakeEnv = Callable[[StandIn], ClaudeEnv]
+
+
+@pytest.fixture
+def make_env(tmp_path: Path, claude_bin: Path) -> MakeEnv:
+    """Makes a ClaudeEnv (fresh HOME, project folder with notes.txt) for a running stand-in."""
+
+    def make(model: StandIn) -> ClaudeEnv:
+        env = ClaudeEnv.create(tmp_path / "cc", model, binary=claude_bin)
+        (env.project_dir / "notes.txt").write_text("hello notes\nline two\n", encoding="utf-8")
+        return env
+
+    return make
+
+
+@pytest.fixture
+def hook_script(tmp_path: Path) -> Callable[[str], str]:
+    """Writes a Python hook script from its body and returns the command that runs it.
+
+    The body sees ``payload`` (the parsed stdin), ``out`` (a folder for files) and ``json``.
+    Every payload is also saved as ``out/NN-<event>.json``.
+    """
+    out = tmp_path / "hook-out"
+    out.mkdir(exist_ok=True)
+    counter = iter(range(1, 1000))
+
+    def write(body: str) -> str:
+        path = tmp_path / f"hook_{next(counter)}.py"
+        path.write_text(
+            "import json, os, sys\n"
+            f"out = {str(out)!r}\n"
+            "payload = json.load(sys.stdin)\n"
+            "n = len([f for f in os.listdir(out) if f.endswith('.json')]) + 1\n"
+            "name = f\"{n:02d}-{payload.get('hook_event_name')}.json\"\n"
+            "with open(os.path.join(out, name), 'w') as fh:\n"
+            "    json.dump(payload, fh)\n" + body + "\n",
+            encoding="utf-8",
+        )
+        return f"{sys.executable} {path}"
+
+    return write
+
+
+@pytest.fixture
+def hook_out(tmp_path: Path) -> Iterator[Path]:
+    """The folder the hook scripts of :func:`hook_script` save payloads in."""
+    out = tmp_path / "hook-out"
+    out.mkdir(exist_ok=True)
+    yield out
