@@ -130,13 +130,9 @@ def _ancestry(
             # segment under the boundary, so the boundary's logical parent is one of its own
             # descendants: the loop closes through the file's first record, which starts the
             # conversation. Any other loop is a cycle.
-            closes_at_first = (
-                first_with_id is not None
-                and first_with_id.via_logical_parent
-                and first_with_id in chain
-            )
-            if closes_at_first:
-                del chain[chain.index(first_with_id) + 1 :]
+            boundary = first_with_id
+            if boundary is not None and boundary.via_logical_parent and boundary in chain:
+                del chain[chain.index(boundary) + 1 :]
                 genesis = True
                 break
             return Ownership(codes.CYCLE, [], [parent.shape])
