@@ -11,13 +11,25 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any, TypeAlias
 
 from plangate import __version__
 from plangate.errors import PlangateError, UsageError
 
 Handler = Callable[[argparse.Namespace], int]
+Subcommands: TypeAlias = "argparse._SubParsersAction[Any]"
 
 GROUPS = """\
+install:
+  setup              install the skills and register plangate's hooks in Claude Code
+  config             read and change plangate's settings (get, set, list)
+
+the phase publication guard (/autoplan):
+  explain CODE       what a guard code means and what to do
+  log                summarise the guard's decision log
+  autoplan           the artifact commands the /autoplan skill runs
+  gate render        write the Final Approval Gate
+
 journals:
   journal inspect    judge a Claude Code session journal and say why
 
@@ -75,7 +87,145 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--keep", action="store_true", help="keep the demo's temporary folder")
     demo.set_defaults(handler=_demo)
+
+    _add_setup(commands)
+    _add_config(commands)
+    _add_guard(commands)
     return parser
+
+
+def _add_setup(commands: Subcommands) -> None:
+    setup = commands.add_parser(
+        "setup",
+        help="install the skills and register plangate's hooks in Claude Code",
+        description=(
+            "Install plangate's skills into Claude Code's skills folder and register its hooks "
+            "in settings.json. Safe to repeat; other tools' hooks are left alone."
+        ),
+    )
+    setup.add_argument(
+        "--project", action="store_true", help="write .claude/settings.json of this folder"
+    )
+    setup.add_argument("--uninstall", action="store_true", help="remove what plangate added")
+    for gate, what in (("ceo-review-gate", "/plan-ceo-review"), ("autoplan-gate", "/autoplan")):
+        dest = gate.replace("-", "_")
+        setup.add_argument(
+            f"--{gate}",
+            dest=dest,
+            nargs="?",
+            const="on",
+            metavar="on|off",
+            help=f"turn the {what} skill gate on (or =off) and save it",
+        )
+        setup.add_argument(
+            f"--no-{gate}",
+            dest=dest,
+            action="store_const",
+            const="off",
+            help=f"turn the {what} skill gate off and save it",
+        )
+    setup.set_defaults(handler=_setup)
+
+
+def _add_config(commands: Subcommands) -> None:
+    config = commands.add_parser("config", help="read and change plangate's settings")
+    actions = config.add_subparsers(dest="config_command", metavar="SUBCOMMAND")
+    get = actions.add_parser("get", help="print a setting's value in effect")
+    get.add_argument("key")
+    get.set_defaults(handler=lambda a: _config("get", a))
+    put = actions.add_parser("set", help="change a setting")
+    put.add_argument("key")
+    put.add_argument("value")
+    put.set_defaults(handler=lambda a: _config("set", a))
+    listing = actions.add_parser("list", help="every setting with its value and source")
+    listing.set_defaults(handler=lambda a: _config("list", a))
+
+
+def _add_guard(commands: Subcommands) -> None:
+    explain = commands.add_parser("explain", help="what a guard code means and what to do")
+    explain.add_argument("code", help="a code from a guard message, e.g. publication_missing")
+    explain.set_defaults(handler=_explain)
+    log = commands.add_parser("log", help="summarise the guard's decision log")
+    log.add_argument("--json", action="store_true", help="print one JSON object")
+    log.set_defaults(handler=_log)
+
+    autoplan = commands.add_parser("autoplan", help="the artifact commands /autoplan runs")
+    steps = autoplan.add_subparsers(dest="autoplan_command", metavar="SUBCOMMAND")
+    init = steps.add_parser("init", help="make the restore point and the active plan")
+    for name in ("source", "active", "restore"):
+        init.add_argument(name)
+    init.set_defaults(handler=_autoplan_init)
+    for name, help_text in (
+        ("checkpoint", "freeze the phase's review input and reviewer prompt"),
+        ("prepare-close", "write the phase's close packet"),
+    ):
+        step = steps.add_parser(name, help=help_text)
+        step.add_argument("restore")
+        step.add_argument("phase", choices=("ceo", "design", "dx", "eng"))
+        step.set_defaults(handler=_autoplan_step)
+
+    gate = commands.add_parser("gate", help="the Final Approval Gate")
+    gate_steps = gate.add_subparsers(dest="gate_command", metavar="SUBCOMMAND")
+    render = gate_steps.add_parser("render", help="write gate.json for the reviewed plan")
+    render.add_argument("restore")
+    render.set_defaults(handler=_gate_render)
+
+
+def _setup(args: argparse.Namespace) -> int:
+    from plangate.commands.setup import flag_value, setup
+
+    return setup(
+        project=args.project,
+        uninstall=args.uninstall,
+        ceo_review_gate=flag_value("--ceo-review-gate", args.ceo_review_gate),
+        autoplan_gate=flag_value("--autoplan-gate", args.autoplan_gate),
+        out=sys.stdout,
+        err=sys.stderr,
+    )
+
+
+def _config(action: str, args: argparse.Namespace) -> int:
+    from plangate.commands import config
+
+    if action == "get":
+        return config.config_get(args.key, sys.stdout)
+    if action == "set":
+        return config.config_set(args.key, args.value, sys.stdout)
+    return config.config_list(sys.stdout)
+
+
+def _explain(args: argparse.Namespace) -> int:
+    from plangate.commands.explain import explain
+
+    return explain(args.code, sys.stdout, sys.stderr)
+
+
+def _log(args: argparse.Namespace) -> int:
+    from plangate.commands.log import log_summary
+
+    return log_summary(args.json, sys.stdout)
+
+
+def _autoplan_init(args: argparse.Namespace) -> int:
+    from plangate.autoplan.init import init_command
+
+    return init_command(args.source, args.active, args.restore, sys.stdout)
+
+
+def _autoplan_step(args: argparse.Namespace) -> int:
+    if args.autoplan_command == "checkpoint":
+        from plangate.autoplan.checkpoint import checkpoint_command
+
+        return checkpoint_command(args.restore, args.phase, sys.stdout)
+    from plangate.autoplan.close import prepare_close_command
+
+    return prepare_close_command(args.restore, args.phase, sys.stdout)
+
+
+def _gate_render(args: argparse.Namespace) -> int:
+    from plangate.autoplan.gate import gate_render_command
+
+    return gate_render_command(args.restore, sys.stdout)
 
 
 def _journal_inspect(args: argparse.Namespace) -> int:

@@ -1,0 +1,77 @@
+"""``plangate explain <code>``: the troubleshooting section for one guard code.
+
+The sections come from ``plangate/guard/troubleshooting.md``, which ships inside the package
+(``docs/guard-troubleshooting.md`` points to it). A code section's heading is exactly
+``## <code>``; ``unrecognized_shape:<detail>`` finds the ``## unrecognized_shape`` section.
+A fallback code's section is followed by the fallback itself.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from typing import TextIO
+
+from plangate.guard import reasons
+
+PAGE = "troubleshooting.md"
+FALLBACK_SECTION = "The fallback"
+
+
+def page_text() -> str:
+    """The troubleshooting page as shipped with this installation."""
+    return resources.files("plangate.guard").joinpath(PAGE).read_text(encoding="utf-8")
+
+
+def sections(page: str | None = None) -> dict[str, str]:
+    """Every ``## `` section of the page: heading text → the section (heading included)."""
+    text = page if page is not None else page_text()
+    found: dict[str, str] = {}
+    heading: str | None = None
+    lines: list[str] = []
+    in_fence = False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            in_fence = not in_fence
+        starts_section = not in_fence and (line.startswith("## ") or line.startswith("# "))
+        if starts_section:
+            if heading is not None:
+                found[heading] = "\n".join(lines).rstrip() + "\n"
+            heading = line[3:].strip() if line.startswith("## ") else None
+            lines = [line]
+        elif heading is not None:
+            lines.append(line)
+    if heading is not None:
+        found[heading] = "\n".join(lines).rstrip() + "\n"
+    return found
+
+
+def normalize(code: str) -> str:
+    """The table's spelling of a code as a person may type it (any case, ``-`` for ``_``)."""
+    cleaned = code.strip().strip("`").strip()
+    base, colon, detail = cleaned.partition(":")
+    base = base.lower().replace("-", "_")
+    return base + colon + detail
+
+
+def explain(code: str, out: TextIO, err: TextIO | None = None) -> int:
+    """Print the section for ``code``; 0 when found, 2 (listing the known codes) when not.
+
+    ``err`` receives the unknown-code message (default: ``out``).
+    """
+    wanted = normalize(code)
+    found = sections()
+    if not reasons.is_known(wanted) or reasons.base_code(wanted) not in found:
+        sink = err if err is not None else out
+        sink.write(f"plangate explain: unknown code {code!r}. Known codes:\n")
+        for disposition in reasons.DISPOSITIONS:
+            names = [c for c in reasons.KNOWN_CODES if reasons.disposition(c) == disposition]
+            shown = [f"{c}:<detail>" if c == reasons.UNRECOGNIZED_SHAPE else c for c in names]
+            sink.write(f"  {disposition}: {', '.join(shown)}\n")
+        return 2
+    base = reasons.base_code(wanted)
+    out.write(found[base])
+    if base != wanted:
+        out.write(f"\n(You asked about `{wanted}`.)\n")
+    if reasons.disposition(base) == reasons.FALLBACK and FALLBACK_SECTION in found:
+        out.write("\n" + found[FALLBACK_SECTION])
+    return 0

@@ -1,0 +1,107 @@
+"""Binding the skill's Bash calls without running a shell.
+
+The guard trusts an ``init`` (and notes ``checkpoint`` and ``prepare-close``) only when the
+Bash command is one literal call: words that are plain, single-quoted, or double-quoted
+without ``$``, backticks or escapes a shell would interpret; no variables, substitutions,
+``;``, ``&&``, pipes or redirects. A command that clearly tried to run ``plangate autoplan
+init`` some other way is *unbindable*, and the denial says how to run it instead.
+"""
+
+from __future__ import annotations
+
+import os
+
+_BARE_FORBIDDEN = frozenset(" \t\n'\"\\$`;&|<>(){}*?[]!#~")
+_UNBINDABLE_MARKS = ("$", "`", "|", ";", "&&", ">", "<", "$(")
+
+
+class LiteralCall:
+    """A Bash command that is exactly one literal ``plangate autoplan <sub> …`` call."""
+
+    __slots__ = ("executable", "subcommand", "arguments")
+
+    def __init__(self, executable: str, subcommand: str, arguments: list[str]) -> None:
+        self.executable = executable
+        self.subcommand = subcommand
+        self.arguments = arguments
+
+    def __repr__(self) -> str:
+        return f"LiteralCall({self.executable!r}, {self.subcommand!r}, {self.arguments!r})"
+
+
+def split_literal(command: str) -> list[str] | None:
+    """The words of ``command`` when it is literal, else None."""
+    text = command.replace("\\\n", " ").strip()
+    words: list[str] = []
+    index = 0
+    length = len(text)
+    while index < length:
+        char = text[index]
+        if char in " \t":
+            index += 1
+            continue
+        word = []
+        while index < length and text[index] not in " \t":
+            char = text[index]
+            if char == "'":
+                end = text.find("'", index + 1)
+                if end < 0 or "\n" in text[index:end]:
+                    return None
+                word.append(text[index + 1 : end])
+                index = end + 1
+            elif char == '"':
+                end = index + 1
+                chunk = []
+                while end < length and text[end] != '"':
+                    inner = text[end]
+                    if inner in "$`\n":
+                        return None
+                    if inner == "\\":
+                        following = text[end + 1 : end + 2]
+                        if following in ('"', "\\", "$", "`", "\n", ""):
+                            return None
+                        chunk.append("\\")  # a backslash before an ordinary character stays
+                    else:
+                        chunk.append(inner)
+                    end += 1
+                if end >= length:
+                    return None
+                word.append("".join(chunk))
+                index = end + 1
+            elif char in _BARE_FORBIDDEN:
+                return None
+            else:
+                word.append(char)
+                index += 1
+        words.append("".join(word))
+    return words or None
+
+
+def literal_plangate_call(command: str, executable: str) -> LiteralCall | None:
+    """The ``plangate autoplan <sub> …`` call ``command`` makes, when it is literal and runs
+    ``executable`` (this installation's plangate, compared by realpath)."""
+    words = split_literal(command)
+    if words is None or len(words) < 3 or words[1] != "autoplan":
+        return None
+    if not _same_file(words[0], executable):
+        return None
+    return LiteralCall(words[0], words[2], words[3:])
+
+
+def looks_like_unbindable_init(command: str) -> bool:
+    """A command that runs ``plangate autoplan init`` through shell features the guard cannot
+    bind (variables, substitutions, chains, pipes, redirects)."""
+    if "autoplan" not in command or " init " not in command.replace("\n", " ") + " ":
+        return False
+    if "plangate" not in command and "$" not in command:
+        return False
+    return any(mark in command for mark in _UNBINDABLE_MARKS)
+
+
+def _same_file(first: str, second: str) -> bool:
+    if not os.path.isabs(first):
+        return False
+    try:
+        return os.path.realpath(first) == os.path.realpath(second) and os.path.isfile(first)
+    except (OSError, ValueError):
+        return False

@@ -1,0 +1,530 @@
+"""The phase decision: may this phase-entry call run, given the session's journal?
+
+``decide`` receives the journal's events before the current call (``before``), the current
+call (journaled, or built from the hook payload when Claude Code has not written it yet),
+and what the hook knows about this installation. It returns normally to allow and raises
+:class:`Refusal` with the seed's code otherwise. The steps, in order: is the invocation over
+(an unrelated request was typed after the turn ended)? is it bound to a good init? is the
+call itself valid? which phase is the session in? and, when the call enters a later phase,
+was the current phase closed and its report published?
+"""
+
+from __future__ import annotations
+
+import os
+
+from plangate import jsonio
+from plangate.autoplan import layout
+from plangate.guard import calls
+from plangate.guard.commands import literal_plangate_call, looks_like_unbindable_init
+from plangate.guard.evidence import (
+    Binding,
+    dispatch_target,
+    init_result,
+    load_close_packet,
+    load_manifest,
+    manifest_path_of,
+    read_active,
+    verify_binding,
+)
+from plangate.guard.outcome import Refusal
+from plangate.guard.publication import declares
+from plangate.journal.events import (
+    AssistantText,
+    EndTurn,
+    Event,
+    HumanTurn,
+    TaskNotification,
+    ToolResult,
+    ToolUse,
+)
+
+PLAN_EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit"})
+UNFLUSHED_MARK = "(code publication_unflushed"
+
+
+class Installation:
+    """What the hook knows about itself: its plangate executable and skill folders."""
+
+    __slots__ = ("plangate", "skill_dirs", "cwd")
+
+    def __init__(self, plangate: str, skill_dirs: list[str], cwd: str) -> None:
+        self.plangate = plangate
+        self.skill_dirs = skill_dirs
+        self.cwd = cwd
+
+
+def number(phase: str) -> float:
+    return float(layout.PHASE_NUMBERS[phase])
+
+
+class History:
+    """The events before the current call, indexed for the checks."""
+
+    def __init__(self, events: list[Event]) -> None:
+        self.events = events
+        self.uses: dict[str, ToolUse] = {}
+        self.results: dict[str, list[ToolResult]] = {}
+        for event in events:
+            if isinstance(event, ToolUse):
+                self.uses[event.tool_use_id] = event
+            elif isinstance(event, ToolResult):
+                self.results.setdefault(event.tool_use_id, []).append(event)
+
+    def results_after(self, use: ToolUse) -> list[ToolResult]:
+        return [r for r in self.results.get(use.tool_use_id, ()) if r.order > use.order]
+
+    def single_success(self, use: ToolUse) -> ToolResult | None:
+        results = self.results_after(use)
+        if len(results) != 1 or results[0].is_error:
+            return None
+        return results[0]
+
+
+def decide(
+    before: list[Event],
+    current: ToolUse,
+    journaled: bool,
+    call: calls.GuardedCall,
+    installation: Installation,
+) -> None:
+    history = History(before)
+    if disarmed(history, installation):
+        return
+    binding = bind(history, installation)
+    entered = [event for event in before if event.order > binding.start]
+    validate_call(call, current, binding, installation)
+    state = reconstruct(entered, history, binding, installation, current)
+    batch_rule(entered, history, current, call, installation)
+    if state.phase is None:
+        if call.phase != "ceo":
+            raise Refusal("phase_order")
+        return
+    if number(call.phase) <= number(state.phase):
+        return
+    require_publication(
+        state.phase,
+        state,
+        entered,
+        history,
+        binding,
+        current,
+        journaled,
+        installation,
+        current_mode=True,
+    )
+
+
+# --- 1. is the invocation over? ---------------------------------------------------------
+
+
+def disarmed(history: History, installation: Installation) -> bool:
+    """An unrelated request typed after the turn ended (and every background reviewer
+    reported back) ends the invocation: the guard no longer applies."""
+    reviewers: set[str] = set()
+    launched: set[str] = set()
+    notified: set[str] = set()
+    turn_ended = False
+    latest: HumanTurn | None = None
+    ended_before_latest = False
+    init_after = False
+    for event in history.events:
+        if isinstance(event, ToolUse):
+            if event.name == "Agent" and event.input and isinstance(event.input.get("prompt"), str):
+                if layout.reviewer_phase(event.input["prompt"]) is not None:
+                    reviewers.add(event.tool_use_id)
+            elif latest is not None and _init_call(event, installation) is not None:
+                init_after = True
+        elif isinstance(event, ToolResult):
+            if event.tool_use_id in reviewers and event.is_async:
+                launched.add(event.tool_use_id)
+        elif isinstance(event, TaskNotification):
+            notified.add(event.tool_use_id)
+        elif isinstance(event, EndTurn):
+            if launched <= notified:
+                turn_ended = True
+        elif isinstance(event, HumanTurn):
+            latest = event
+            ended_before_latest = turn_ended
+            init_after = False
+    if latest is None:
+        return False
+    if latest.command == layout.SKILL_NAME:
+        if not init_after:
+            raise Refusal("init_own")
+        return False
+    return ended_before_latest and not init_after
+
+
+# --- 2. the invocation's init -----------------------------------------------------------
+
+
+def _init_call(use: ToolUse, installation: Installation) -> list[str] | None:
+    if use.name != "Bash" or not use.input:
+        return None
+    command = use.input.get("command")
+    if not isinstance(command, str):
+        return None
+    call = literal_plangate_call(command, installation.plangate)
+    if call is None or call.subcommand != "init" or len(call.arguments) != 3:
+        return None
+    return call.arguments
+
+
+def bind(history: History, installation: Installation) -> Binding:
+    binding: Binding | None = None
+    failed: Refusal | None = None
+    unbindable = False
+    for event in history.events:
+        if not isinstance(event, ToolUse) or event.name != "Bash":
+            continue
+        arguments = _init_call(event, installation)
+        if arguments is None:
+            command = event.input.get("command") if event.input else None
+            if isinstance(command, str) and looks_like_unbindable_init(command):
+                unbindable = True
+            continue
+        results = history.results_after(event)
+        if len(results) != 1:
+            raise Refusal("init_mismatch", f"the init has {len(results)} results")
+        result = results[0]
+        if result.is_error or result.text is None:
+            failed = Refusal("init_failed", "the init failed")
+            continue
+        try:
+            value = init_result(result.text, arguments)
+        except Refusal as refusal:
+            if refusal.code == "init_failed":
+                failed = refusal
+                continue
+            raise
+        failed = None
+        same_pair = binding is not None and (
+            binding.active == value["activePlan"] and binding.restore == value["restorePath"]
+        )
+        if value["reused"] and same_pair:
+            continue
+        scope = value.get("scope")
+        binding = Binding(
+            value["sourcePlan"],
+            value["activePlan"],
+            value["restorePath"],
+            value["originalSha256"],
+            value["originalBytes"],
+            result.order,
+            scope if isinstance(scope, dict) else {},
+        )
+    if failed is not None:
+        raise failed
+    if binding is None:
+        raise Refusal("init_unbindable" if unbindable else "init_required")
+    verify_binding(binding)
+    return binding
+
+
+# --- 3. the call itself ---------------------------------------------------------------
+
+
+def validate_call(
+    call: calls.GuardedCall, current: ToolUse, binding: Binding, installation: Installation
+) -> None:
+    if call.kind == calls.DRIVER:
+        _validate_driver(call.path or "", installation)
+    elif call.kind == calls.ARTIFACT:
+        load_manifest(manifest_path_of(call.path or ""), binding)
+    else:
+        _validate_dispatch(call, current, binding)
+
+
+def _validate_driver(path: str, installation: Installation) -> None:
+    real = os.path.realpath(path)
+    for skill_dir in installation.skill_dirs:
+        sections = os.path.join(skill_dir, layout.SECTIONS_DIR)
+        if os.path.dirname(real) == os.path.realpath(sections) and os.path.isfile(real):
+            return
+    raise Refusal("foreign_install", "the phase file is not this installation's")
+
+
+def _validate_dispatch(call: calls.GuardedCall, current: ToolUse, binding: Binding) -> None:
+    tool_input = current.input or {}
+    extra = sorted(key for key in tool_input if key not in calls.ALLOWED_AGENT_KEYS)
+    subagent = tool_input.get("subagent_type")
+    if subagent not in (None, "general-purpose"):
+        extra = sorted({*extra, "subagent_type"})
+    if extra:
+        raise Refusal("agent_key", ", ".join(extra), keys=extra)
+    target = dispatch_target(call.prompt or "")
+    if target is None or os.path.basename(target) != layout.REVIEWER_PROMPT:
+        raise Refusal("snapshot", "the dispatch prompt does not name a reviewer prompt")
+    manifest = load_manifest(manifest_path_of(target), binding)
+    if manifest.get("dispatchPrompt") != call.prompt:
+        raise Refusal("dispatch_prompt")
+
+
+# --- 4. which phase is the session in? --------------------------------------------------
+
+
+class PhaseState:
+    __slots__ = ("phase", "entry_order", "checkpoints", "prepared")
+
+    def __init__(self) -> None:
+        self.phase: str | None = None
+        self.entry_order = -1
+        self.checkpoints: dict[str, str] = {}
+        self.prepared: dict[str, str] = {}
+
+
+def reconstruct(
+    entered: list[Event],
+    history: History,
+    binding: Binding,
+    installation: Installation,
+    current: ToolUse,
+) -> PhaseState:
+    state = PhaseState()
+    for event in entered:
+        if not isinstance(event, ToolUse) or event.tool_use_id == current.tool_use_id:
+            continue
+        created = _checkpoint_created(event, history, binding, installation)
+        if created is not None:
+            phase, manifest, order = created
+            if state.phase is not None and number(phase) < number(state.phase):
+                state.phase, state.entry_order = phase, order
+                state.checkpoints[phase] = manifest
+            elif phase == state.phase:
+                state.checkpoints.setdefault(phase, manifest)
+            else:
+                state.prepared.setdefault(phase, manifest)
+            continue
+        entry = _consumed_entry(event, history, binding, installation)
+        if entry is None:
+            continue
+        if state.phase is None or number(entry) > number(state.phase):
+            if state.phase is not None:
+                earlier = [e for e in entered if e.order < event.order]
+                try:
+                    require_publication(
+                        state.phase,
+                        state,
+                        earlier,
+                        history,
+                        binding,
+                        event,
+                        True,
+                        installation,
+                        current_mode=False,
+                    )
+                except Refusal:
+                    continue  # an unpublished entry cannot move the session on
+            state.phase, state.entry_order = entry, event.order
+            if entry in state.prepared:
+                state.checkpoints.setdefault(entry, state.prepared[entry])
+    return state
+
+
+def _checkpoint_created(
+    use: ToolUse, history: History, binding: Binding, installation: Installation
+) -> tuple[str, str, int] | None:
+    if use.name != "Bash" or not use.input or not isinstance(use.input.get("command"), str):
+        return None
+    call = literal_plangate_call(use.input["command"], installation.plangate)
+    if call is None or call.subcommand != "checkpoint" or len(call.arguments) != 2:
+        return None
+    result = history.single_success(use)
+    if result is None or result.text is None:
+        return None
+    try:
+        value = jsonio.loads(result.text.strip())
+    except jsonio.JSONError:
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("checkpoint"), str):
+        return None
+    try:
+        manifest = load_manifest(value["checkpoint"], binding)
+    except Refusal:
+        return None  # forged, failed or foreign results never move the phase
+    if manifest != value:
+        return None
+    return str(manifest["phase"]), value["checkpoint"], result.order
+
+
+def _consumed_entry(
+    use: ToolUse, history: History, binding: Binding, installation: Installation
+) -> str | None:
+    """The phase a successful earlier phase-entry call entered, if it validates."""
+    if use.input is None or history.single_success(use) is None:
+        return None
+    call = calls.classify(use.name, use.input, installation.cwd)
+    if call is None:
+        return None
+    try:
+        validate_call(call, use, binding, installation)
+    except Refusal:
+        return None
+    return call.phase
+
+
+# --- 5. one message, one phase ------------------------------------------------------------
+
+
+def batch_rule(
+    entered: list[Event],
+    history: History,
+    current: ToolUse,
+    call: calls.GuardedCall,
+    installation: Installation,
+) -> None:
+    for event in entered:
+        if not isinstance(event, ToolUse) or event.tool_use_id == current.tool_use_id:
+            continue
+        if event.input is None:
+            continue
+        sibling = calls.classify(event.name, event.input, installation.cwd)
+        if sibling is None:
+            continue
+        same_message = event.message_id is not None and event.message_id == current.message_id
+        if same_message and sibling.phase != call.phase:
+            raise Refusal("cross_phase_batch")
+        if not same_message and not history.results_after(event):
+            raise Refusal("entry_pending")
+
+
+# --- 6. closed and published? -------------------------------------------------------------
+
+
+def require_publication(
+    phase: str,
+    state: PhaseState,
+    events: list[Event],
+    history: History,
+    binding: Binding,
+    current: ToolUse,
+    journaled: bool,
+    installation: Installation,
+    *,
+    current_mode: bool,
+) -> None:
+    close_uses = [
+        event
+        for event in events
+        if isinstance(event, ToolUse)
+        and event.name == "Read"
+        and event.order >= state.entry_order
+        and _close_packet_path(event, binding, installation) is not None
+        and calls.is_close_packet(_close_packet_path(event, binding, installation) or "") == phase
+    ]
+    if not close_uses:
+        raise Refusal("close_required", layout.PHASE_NUMBERS[phase])
+    packet = _close_packet_path(close_uses[-1], binding, installation) or ""
+    data, bound = load_close_packet(packet, binding, phase)
+    checkpoint = state.checkpoints.get(phase)
+    if checkpoint is not None and bound.get("checkpoint") != checkpoint:
+        raise Refusal("close_stale", "the close packet belongs to an earlier checkpoint")
+    close_order = _coverage(packet, data, events, history, binding, installation)
+    edits = [
+        event
+        for event in events
+        if isinstance(event, ToolUse)
+        and event.name in PLAN_EDIT_TOOLS
+        and event.order > close_order
+        and _edits_active_plan(event, binding, installation)
+    ]
+    if any(not history.results_after(edit) for edit in edits):
+        raise Refusal("mutation_pending")
+    if current_mode:
+        active = read_active(binding)
+        if layout.implementation_sha256(active) != bound.get("implementationSha256"):
+            changed = any(history.single_success(edit) for edit in edits)
+            raise Refusal(
+                "close_edits" if changed else "close_stale",
+                "the plan's implementation changed after the close packet",
+            )
+    reports = [
+        event
+        for event in events
+        if isinstance(event, AssistantText)
+        and event.order > close_order
+        and event.text is not None
+        and declares(event.text, phase)
+    ]
+    if not reports:
+        raise Refusal("publication_missing", phase)
+    if not current_mode:
+        return
+    later = list(events) + ([current] if journaled else [])
+    current_message = current.message_id if journaled else _last_message(events)
+    for report in reports:
+        if report.message_id is not None and report.message_id == current_message:
+            continue
+        if any(
+            event.order > report.order
+            and (isinstance(event, ToolResult) or event.message_id != report.message_id)
+            for event in later
+        ):
+            return
+    repeated = any(
+        isinstance(event, ToolResult)
+        and event.is_error
+        and event.text
+        and UNFLUSHED_MARK in event.text
+        for event in events
+        if event.order > binding.start
+    )
+    raise Refusal("publication_repeat" if repeated else "publication_unflushed", phase)
+
+
+def _last_message(events: list[Event]) -> str | None:
+    for event in reversed(events):
+        if not isinstance(event, ToolResult):
+            return event.message_id
+    return None
+
+
+def _close_packet_path(use: ToolUse, binding: Binding, installation: Installation) -> str | None:
+    file_path = use.input.get("file_path") if use.input else None
+    if not isinstance(file_path, str):
+        return None
+    path = calls.resolve(file_path, installation.cwd)
+    if os.path.dirname(os.path.dirname(path)) != binding.artifact_dir:
+        return None
+    return path if calls.is_close_packet(path) else None
+
+
+def _coverage(
+    packet: str,
+    data: bytes,
+    events: list[Event],
+    history: History,
+    binding: Binding,
+    installation: Installation,
+) -> int:
+    """Every line of the packet was delivered by Reads of it; the order of the last one."""
+    lines = layout.line_count(data)
+    covered: set[int] = set()
+    close_order = -1
+    for event in events:
+        if not isinstance(event, ToolUse) or event.name != "Read":
+            continue
+        if _close_packet_path(event, binding, installation) != packet:
+            continue
+        result = history.single_success(event)
+        if result is None or result.file is None:
+            continue
+        delivered = result.file
+        if delivered.start_line is None or delivered.num_lines is None:
+            continue
+        if delivered.total_lines is not None and delivered.total_lines != lines:
+            continue
+        first, last = delivered.start_line, delivered.start_line + delivered.num_lines - 1
+        covered.update(range(max(first, 1), min(last, lines) + 1))
+        close_order = max(close_order, result.order)
+    if len(covered) < lines:
+        raise Refusal("close_incomplete", f"{len(covered)} of {lines} lines read")
+    return close_order
+
+
+def _edits_active_plan(use: ToolUse, binding: Binding, installation: Installation) -> bool:
+    file_path = use.input.get("file_path") if use.input else None
+    if not isinstance(file_path, str):
+        return use.input is None  # an edit too large to index counts, to be safe
+    return layout.canonical_path(calls.resolve(file_path, installation.cwd)) == binding.active

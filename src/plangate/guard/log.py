@@ -1,0 +1,134 @@
+"""The guard's decision log: one content-free JSON line per guarded decision.
+
+File: ``<state root>/analytics/autoplan-guard.jsonl``. A line is
+
+    {"schema":1,"ts":"2026-11-29T20:01:02.345Z","decision":"deny","disposition":"corrective",
+     "code":"publication_missing","path":"journal","claude_code_version":"2.1.332"}
+
+plus ``unknown_keys`` (key names, for ``agent_key``) and ``record_types`` (record shapes, for
+an unrecognized shape) when non-empty. Never content, paths or prompts.
+
+Each line is appended with one ``os.write`` on a descriptor opened with ``O_APPEND``, so lines
+from concurrent hook processes never interleave. Once the file passes 256 KiB it is rewritten
+to its newest 1,000 lines through a temporary file in the same folder and a rename (a line
+appended by another process during the rewrite can be lost; the log is diagnostics). Every
+failure is swallowed: logging never changes a decision.
+
+Hook path: standard library only, no ``json``/``typing`` at runtime.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from plangate import jsonio, locations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from plangate.guard.reasons import Decision
+
+SCHEMA = 1
+LOG_DIR = "analytics"
+LOG_NAME = "autoplan-guard.jsonl"
+ROTATE_BYTES = 256 * 1024
+"""Past this size the file is trimmed to :data:`KEEP_LINES`."""
+KEEP_LINES = 1000
+TAIL_READ_BYTES = 4 * 1024 * 1024
+"""A trim reads at most this much of the file's end (1,000 lines fit many times over)."""
+NAME_MAX = 64
+NAMES_MAX = 32
+"""Key names and record shapes are clipped to this length and count."""
+
+_OPEN_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+
+
+def log_path(state_root: str | None = None) -> str:
+    """Where the decision log lives (under ``state_root``, default :func:`locations.state_root`)."""
+    root = state_root if state_root is not None else locations.state_root()
+    return os.path.join(root, LOG_DIR, LOG_NAME)
+
+
+def utc_timestamp(now: float | None = None) -> str:
+    """``2026-11-29T20:01:02.345Z`` (ISO 8601, UTC, milliseconds)."""
+    seconds = time.time() if now is None else now
+    whole = int(seconds)
+    millis = int((seconds - whole) * 1000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + f".{millis:03d}Z"
+
+
+def _clip_names(names: tuple[str, ...]) -> list[str]:
+    return [name[:NAME_MAX] for name in names[:NAMES_MAX]]
+
+
+def entry(decision: Decision, now: float | None = None) -> dict[str, object]:
+    """The log object for one decision."""
+    version = decision.claude_code_version
+    line: dict[str, object] = {
+        "schema": SCHEMA,
+        "ts": utc_timestamp(now),
+        "decision": decision.decision,
+        "disposition": decision.disposition,
+        "code": decision.code,
+        "path": decision.path,
+        "claude_code_version": version[:NAME_MAX] if version else None,
+    }
+    if decision.unknown_keys:
+        line["unknown_keys"] = _clip_names(decision.unknown_keys)
+    if decision.record_shapes:
+        line["record_types"] = _clip_names(decision.record_shapes)
+    return line
+
+
+def append_decision(
+    decision: Decision, *, state_root: str | None = None, now: float | None = None
+) -> bool:
+    """Append one line for ``decision``; True when written. Never raises."""
+    try:
+        path = log_path(state_root)
+        data = (jsonio.dumps(entry(decision, now)) + "\n").encode("ascii")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd = os.open(path, _OPEN_FLAGS, 0o600)
+        try:
+            written = os.write(fd, data)
+            size = os.fstat(fd).st_size
+        finally:
+            os.close(fd)
+        if size > ROTATE_BYTES:
+            trim(path)
+        return written == len(data)
+    except Exception:  # noqa: BLE001 - the log must never change a decision
+        return False
+
+
+def trim(path: str, keep: int = KEEP_LINES) -> bool:
+    """Rewrite ``path`` to its newest ``keep`` non-empty lines; True when done. Never raises."""
+    temp = f"{path}.{os.getpid()}.{int(time.time() * 1000)}.tmp"
+    try:
+        with open(path, "rb") as source:
+            size = os.fstat(source.fileno()).st_size
+            start = max(0, size - TAIL_READ_BYTES)
+            source.seek(start)
+            tail = source.read(TAIL_READ_BYTES)
+        lines = tail.split(b"\n")
+        if start > 0:
+            lines = lines[1:]  # the first piece may be the end of a cut line
+        kept = [line for line in lines if line.strip()][-keep:]
+        data = b"".join(line + b"\n" for line in kept)
+        fd = os.open(
+            temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600
+        )
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        os.replace(temp, path)
+        return True
+    except Exception:  # noqa: BLE001 - the log must never change a decision
+        try:  # noqa: SIM105 - contextlib would be one more import on the hook path
+            os.unlink(temp)
+        except OSError:
+            pass
+        return False

@@ -1,0 +1,133 @@
+"""The hook's read loop: read the session journal until a decision can be made.
+
+Claude Code often runs a PreToolUse hook before it has written the current call to the
+journal, and sometimes before it has written the previous message. The loop reads for at
+most two seconds (every 50 ms), keeping the first read's prefix so that bytes changing under
+it are ``rewritten``:
+
+- the current call is journaled → decide on the **journal path**;
+- it is not, but nothing earlier is missing → decide at once on the **payload path**, with the
+  call built from Claude Code's own parsed input and placed after the last journaled record;
+- something earlier is still missing (a tool call outside the last message has no result)
+  → wait; at the deadline the call runs unverified (``journal_lag``).
+"""
+
+from __future__ import annotations
+
+import time
+
+from plangate.journal import codes
+from plangate.journal.events import Event, ToolResult, ToolUse
+from plangate.journal.reader import Verdict, read_journal
+from plangate.journal.records import Record
+from plangate.journal.scan import Prefix
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+DEADLINE_SECONDS = 2.0
+POLL_SECONDS = 0.05
+UNVERIFIED_READER_CODES = frozenset({codes.TOO_LARGE, codes.REWRITTEN})
+
+JOURNAL = "journal"
+PAYLOAD = "payload"
+NONE = "none"
+
+
+class Observation:
+    """What the loop saw: a ready verdict and the path, or an outcome code."""
+
+    __slots__ = ("verdict", "path", "code", "detail", "shapes")
+
+    def __init__(
+        self,
+        verdict: Verdict | None,
+        path: str,
+        code: str | None = None,
+        detail: str = "",
+        shapes: list[str] | None = None,
+    ) -> None:
+        self.verdict = verdict
+        self.path = path
+        self.code = code
+        self.detail = detail
+        self.shapes = shapes or []
+
+    @property
+    def version(self) -> str | None:
+        return self.verdict.claude_code_version if self.verdict is not None else None
+
+
+def lagged(events: list[Event]) -> bool:
+    """A tool call outside the last journaled message still has no result."""
+    last_message = None
+    for event in reversed(events):
+        if not isinstance(event, ToolResult):
+            last_message = event.message_id
+            break
+    answered = {event.tool_use_id for event in events if isinstance(event, ToolResult)}
+    return any(
+        isinstance(event, ToolUse)
+        and (event.message_id is None or event.message_id != last_message)
+        and event.tool_use_id not in answered
+        for event in events
+    )
+
+
+def observe(
+    journal: str,
+    *,
+    session_id: str,
+    tool_use_id: str,
+    owners: list[str],
+    config_dir: str,
+    select: Callable[[list[Record]], Iterable[Record]],
+    deadline: float = DEADLINE_SECONDS,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> Observation:
+    until = clock() + deadline
+    prior: Prefix | None = None
+    unrecognized_once = False
+    last: Verdict | None = None
+    while True:
+        verdict = read_journal(
+            journal,
+            session_id=session_id,
+            owners=owners,
+            config_dir=config_dir,
+            prior=prior,
+            select=select,
+        )
+        last = verdict
+        if prior is None and verdict.prefix is not None:
+            prior = verdict.prefix
+        if verdict.ready:
+            if any(
+                isinstance(event, ToolUse) and event.tool_use_id == tool_use_id
+                for event in verdict.events
+            ):
+                return Observation(verdict, JOURNAL)
+            if not lagged(verdict.events):
+                return Observation(verdict, PAYLOAD)
+        elif verdict.reason is not None:
+            code = codes.base_code(verdict.reason)
+            if code in UNVERIFIED_READER_CODES:
+                return Observation(verdict, NONE, verdict.reason, verdict.detail)
+            if code == codes.UNRECOGNIZED_SHAPE:
+                if unrecognized_once:
+                    return Observation(
+                        verdict, NONE, verdict.reason, verdict.detail, list(verdict.root_shape)
+                    )
+                unrecognized_once = True
+                continue  # read once more: both reads must agree
+            return Observation(verdict, NONE, verdict.reason, verdict.detail)
+        if clock() >= until:
+            break
+        sleep(POLL_SECONDS)
+    if last is not None and last.ready:
+        return Observation(last, PAYLOAD, "journal_lag", "an earlier tool call has no result")
+    if last is not None and last.exists:
+        return Observation(last, NONE, "journal_lag", "nothing in the journal is owned yet")
+    return Observation(last, NONE, "journal_missing", "the session journal does not exist")

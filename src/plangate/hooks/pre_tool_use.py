@@ -1,0 +1,118 @@
+"""The phase publication guard: Claude Code's PreToolUse hook for ``Read`` and ``Agent``.
+
+Run as ``python -m plangate.hooks.pre_tool_use``. Most calls are not phase entries: they
+are answered at once (``{}``, or an explicit allow for /autoplan's own files), and only the
+standard library and plangate's hook-path modules are loaded. A phase-entry call loads the
+decision machinery, reads the session journal and decides; every decision is logged.
+An unexpected error is the ``installation`` denial: a broken guard never lets a call through.
+"""
+
+from __future__ import annotations
+
+import os
+
+from plangate.guard import calls, log, reasons
+from plangate.hooks import protocol
+from plangate.hooks.runtime import HookInputError, run_hook
+from plangate.journal.paths import is_owned_path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from plangate.hooks.protocol import Output, Payload
+
+OWNED_READ_REASON = "[plangate] Reading an /autoplan section or phase artifact."
+
+
+def decide(payload: Payload) -> Output:
+    if payload.get("hook_event_name") != "PreToolUse" or not isinstance(
+        payload.get("tool_name"), str
+    ):
+        return _denied(reasons.Decision.deny("hook_input", detail="not a PreToolUse payload"))
+    tool_name = payload["tool_name"]
+    if tool_name not in ("Read", "Agent") or payload.get("agent_id") is not None:
+        return {}  # not ours to decide: other tools, and calls inside subagents
+    tool_input = payload.get("tool_input")
+    valid = (
+        is_owned_path(payload.get("cwd"))
+        and is_owned_path(payload.get("transcript_path"))
+        and isinstance(payload.get("session_id"), str)
+        and isinstance(payload.get("tool_use_id"), str)
+        and isinstance(tool_input, dict)
+    )
+    if not valid:
+        return _denied(reasons.Decision.deny("hook_input", detail="a payload field is missing"))
+    assert isinstance(tool_input, dict)
+    call = calls.classify(tool_name, tool_input, payload["cwd"])
+    if call is None:
+        return _owned_read(payload, tool_input) or {}
+    from plangate.guard.evaluate import evaluate
+
+    outcome = evaluate(payload, call)
+    decision = _decision(
+        outcome.code, outcome.path, outcome.version, outcome.detail, outcome.keys, outcome.shapes
+    )
+    log.append_decision(decision)
+    output = decision.output()
+    if decision.code is None and tool_name == "Read":
+        return _owned_read(payload, tool_input) or output
+    return output
+
+
+def _decision(
+    code: str | None,
+    path: str,
+    version: str | None,
+    detail: str,
+    keys: list[str],
+    shapes: list[str],
+) -> reasons.Decision:
+    if code is None:
+        return reasons.Decision.allow(path, version)
+    if reasons.disposition(code) == reasons.UNVERIFIED:
+        return reasons.Decision.unverified(
+            code,
+            detail=detail or None,
+            path=path,
+            claude_code_version=version,
+            record_shapes=shapes,
+        )
+    return reasons.Decision.deny(
+        code, detail=detail or None, path=path, claude_code_version=version, unknown_keys=keys
+    )
+
+
+def _denied(decision: reasons.Decision) -> Output:
+    log.append_decision(decision)
+    return decision.output()
+
+
+def _owned_read(payload: Payload, tool_input: dict[str, object]) -> Output | None:
+    """Approve /autoplan's own files outside the working folder, which Claude Code would
+    otherwise ask about once the skill's turn is over. Never overrides a denial."""
+    if payload.get("tool_name") != "Read":
+        return None
+    file_path = tool_input.get("file_path")
+    if not isinstance(file_path, str):
+        return None
+    path = calls.resolve(file_path, str(payload["cwd"]))
+    from plangate.guard.owned import owned_by_autoplan
+
+    if owned_by_autoplan(path, str(os.environ.get("CLAUDE_PROJECT_DIR") or payload["cwd"])):
+        return protocol.pre_tool_use_decision(protocol.ALLOW, OWNED_READ_REASON)
+    return None
+
+
+def _bad_input(error: HookInputError) -> Output:
+    return _denied(reasons.Decision.deny("hook_input", detail=error.detail))
+
+
+def _crash(error: BaseException) -> Output:
+    return _denied(reasons.Decision.deny("installation", detail=type(error).__name__))
+
+
+def main() -> int:
+    return run_hook(decide, on_bad_input=_bad_input, on_crash=_crash)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

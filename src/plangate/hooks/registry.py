@@ -1,0 +1,151 @@
+"""The one table of hooks plangate registers in Claude Code settings. Standard library only.
+
+Each entry runs a hook module with the Python that runs plangate (``"<python>" -m
+plangate.hooks.<entry>``): no console-script start-up, and the hook sees exactly this
+installation. That command is also the marker: a handler whose command contains
+:data:`MARKER` is plangate's, whichever Python it names, so setup can replace or remove its
+own entries (an older installation's too) and never touch another tool's.
+
+    hook                     event         matcher     registered when                    timeout
+    phase publication guard  PreToolUse    Read|Agent  always                             default
+    skill gates              Stop          -           ceo_review_gate or autoplan_gate   25 s
+    CEO review gate          SubagentStop  -           ceo_review_gate                    25 s
+
+``Read|Agent`` is an exact list of tool names in Claude Code's matcher syntax (a string of
+letters and ``|`` is never a regular expression). Stop and SubagentStop take no matcher.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+HOOK_MODULE_PREFIX = "plangate.hooks."
+MARKER = "-m " + HOOK_MODULE_PREFIX
+# The gates' longest deadline (PLANGATE_SKILL_GATE_DEADLINE_MS, at most 20 s) plus a margin
+# for interpreter start-up and the GATE_TIMEOUT marker write: Claude Code must never kill a
+# gate before the gate gives up by itself.
+HOOK_TIMEOUT_S = 25
+
+CEO_REVIEW_GATE = "ceo_review_gate"
+AUTOPLAN_GATE = "autoplan_gate"
+
+
+class HookSpec:
+    """One registration: an event, its matcher, the module it runs and when it is wanted."""
+
+    __slots__ = ("event", "matcher", "module", "switches", "timeout", "kind")
+
+    def __init__(
+        self,
+        event: str,
+        module: str,
+        *,
+        kind: str,
+        matcher: str | None = None,
+        switches: tuple[str, ...] = (),
+        timeout: int | None = None,
+    ) -> None:
+        self.event = event
+        self.module = module
+        self.kind = kind
+        self.matcher = matcher
+        self.switches = switches  # empty: always registered; else: when any of them is on
+        self.timeout = timeout
+
+    def __repr__(self) -> str:
+        return f"HookSpec({self.event!r}, {self.module!r})"
+
+    def wanted(self, switches: dict[str, bool]) -> bool:
+        return not self.switches or any(switches.get(name, False) for name in self.switches)
+
+    @property
+    def label(self) -> str:
+        """How setup names this registration: ``PreToolUse guard (Read|Agent)``."""
+        if self.matcher is not None:
+            return f"{self.event} {self.kind} ({self.matcher})"
+        return f"{self.event} {self.kind} ({', '.join(self.switches)})"
+
+
+HOOKS: tuple[HookSpec, ...] = (
+    HookSpec(
+        "PreToolUse",
+        HOOK_MODULE_PREFIX + "pre_tool_use",
+        kind="guard",
+        matcher="Read|Agent",
+    ),
+    HookSpec(
+        "Stop",
+        HOOK_MODULE_PREFIX + "stop",
+        kind="gate",
+        switches=(CEO_REVIEW_GATE, AUTOPLAN_GATE),
+        timeout=HOOK_TIMEOUT_S,
+    ),
+    HookSpec(
+        "SubagentStop",
+        HOOK_MODULE_PREFIX + "subagent_stop",
+        kind="gate",
+        switches=(CEO_REVIEW_GATE,),
+        timeout=HOOK_TIMEOUT_S,
+    ),
+)
+BY_EVENT: dict[str, HookSpec] = {spec.event: spec for spec in HOOKS}
+
+
+def shell_quote(text: str) -> str:
+    """``text`` in double quotes for ``sh -c``: ``\\``, ``"``, ``$`` and backquote escaped."""
+    escaped = "".join("\\" + ch if ch in '\\"$`' else ch for ch in text)
+    return f'"{escaped}"'
+
+
+def hook_command(module: str, python: str | None = None) -> str:
+    """The shell command that runs ``module`` with ``python`` (default: this interpreter)."""
+    if python is None:
+        python = sys.executable
+    if not python:
+        raise ValueError("no Python interpreter path to register (sys.executable is empty)")
+    return f"{shell_quote(os.path.abspath(python))} -m {module}"
+
+
+def is_plangate_command(command: object) -> bool:
+    return isinstance(command, str) and MARKER in command
+
+
+def is_plangate_handler(handler: object) -> bool:
+    """Whether a settings handler (``{"type": "command", "command": ...}``) is plangate's."""
+    return (
+        isinstance(handler, dict)
+        and handler.get("type", "command") == "command"
+        and is_plangate_command(handler.get("command"))
+    )
+
+
+def wanted_hooks(ceo_review_gate: bool, autoplan_gate: bool) -> list[HookSpec]:
+    switches = {CEO_REVIEW_GATE: ceo_review_gate, AUTOPLAN_GATE: autoplan_gate}
+    return [spec for spec in HOOKS if spec.wanted(switches)]
+
+
+def matcher_group(spec: HookSpec, python: str | None = None) -> dict[str, object]:
+    """The settings entry for one registration: ``{"matcher"?, "hooks": [handler]}``."""
+    handler: dict[str, object] = {"type": "command", "command": hook_command(spec.module, python)}
+    if spec.timeout is not None:
+        handler["timeout"] = spec.timeout
+    group: dict[str, object] = {}
+    if spec.matcher is not None:
+        group["matcher"] = spec.matcher
+    group["hooks"] = [handler]
+    return group
+
+
+def hook_settings(
+    ceo_review_gate: bool, autoplan_gate: bool, python: str = sys.executable
+) -> dict[str, list[dict[str, object]]]:
+    """The ``hooks`` block of a Claude Code settings file for these switches.
+
+    ``{"PreToolUse": [{"matcher": "Read|Agent", "hooks": [...]}], "Stop": [...], ...}``,
+    events in the table's order, one matcher group with one handler per event.
+    """
+    return {
+        spec.event: [matcher_group(spec, python)]
+        for spec in wanted_hooks(ceo_review_gate, autoplan_gate)
+    }

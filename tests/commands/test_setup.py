@@ -1,0 +1,785 @@
+"""``plangate setup``: skills, switches and hook registration, on real files."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from plangate import config, settings_file
+from plangate.commands.setup import SKILL_MARKER, bundled_skills_dir, flag_value, setup
+from plangate.errors import ConfigError, UsageError
+from plangate.hooks import registry
+
+PY = "/opt/py/bin/python3"
+GUARD = f'"{PY}" -m plangate.hooks.pre_tool_use'
+STOP = f'"{PY}" -m plangate.hooks.stop'
+SUBAGENT_STOP = f'"{PY}" -m plangate.hooks.subagent_stop'
+REFUSAL = "fix or move it, then run plangate setup again"
+KEPT_CONFIG = (
+    "kept ~/state/config.json (plangate's own settings; delete it yourself if you want it gone)"
+)
+
+
+@dataclass
+class Env:
+    home: Path
+    claude: Path
+    state: Path
+    bundle: Path
+    project: Path
+
+    @property
+    def settings(self) -> Path:
+        return self.claude / "settings.json"
+
+    @property
+    def backup(self) -> Path:
+        return self.claude / "settings.json.plangate-backup"
+
+    @property
+    def skills(self) -> Path:
+        return self.claude / "skills"
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Env:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("PLANGATE_STATE_ROOT", str(tmp_path / "state"))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / ".claude"))
+    for name in ("PLANGATE_CEO_REVIEW_GATE", "PLANGATE_AUTOPLAN_GATE"):
+        monkeypatch.delenv(name, raising=False)
+    bundle = tmp_path / "bundle"
+    (bundle / "autoplan" / "sections").mkdir(parents=True)
+    (bundle / "autoplan" / "SKILL.md").write_text("# autoplan\n")
+    (bundle / "autoplan" / "sections" / "ceo-phase.md").write_text("# CEO phase\n")
+    (bundle / "plan-ceo-review").mkdir()
+    (bundle / "plan-ceo-review" / "SKILL.md").write_text("# plan-ceo-review\n")
+    (bundle / "__pycache__").mkdir()  # not a skill
+    (bundle / "README.md").write_text("not a skill either\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    return Env(tmp_path, tmp_path / ".claude", tmp_path / "state", bundle, project)
+
+
+def run(
+    env: Env,
+    *,
+    ceo: bool | None = None,
+    autoplan: bool | None = None,
+    uninstall: bool = False,
+    project: bool = False,
+    environ: dict[str, str] | None = None,
+    skills_source: Path | None = None,
+) -> tuple[list[str], list[str]]:
+    out, err = io.StringIO(), io.StringIO()
+    code = setup(
+        project=project,
+        uninstall=uninstall,
+        ceo_review_gate=ceo,
+        autoplan_gate=autoplan,
+        out=out,
+        err=err,
+        skills_source=str(skills_source if skills_source is not None else env.bundle),
+        python=PY,
+        environ=environ if environ is not None else {},
+    )
+    assert code == 0
+    return out.getvalue().splitlines(), err.getvalue().splitlines()
+
+
+def load(path: Path) -> Any:
+    return json.loads(path.read_text())
+
+
+def our_commands(data: dict[str, Any]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for event, groups in data.get("hooks", {}).items():
+        for group in groups:
+            for handler in group.get("hooks", []):
+                if registry.is_plangate_handler(handler):
+                    found.setdefault(event, []).append(handler["command"])
+    return found
+
+
+OTHER_TOOLS = (
+    "{\n"
+    '    "model": "opus",\n'
+    '    "permissions": {"allow": ["Bash(git *)"], "deny": []},\n'
+    '    "hooks": {\n'
+    '        "PreToolUse": [\n'
+    '            {"matcher": "Bash", "hooks": [{"type": "command", "command": "lint-bash",'
+    ' "x-extra": 1}]}\n'
+    "        ],\n"
+    '        "Stop": [{"hooks": [{"type": "command", "command": "notify-done"}]}],\n'
+    '        "Notification": [{"hooks": [{"type": "command", "command": "say hi"}]}]\n'
+    "    },\n"
+    '    "statusLine": {"type": "command", "command": "echo \u00e9t\u00e9"},\n'
+    '    "zzz-unknown": [1, 2.5, null, true]\n'
+    "}"
+)
+
+
+# -- the registry ----------------------------------------------------------------------------
+
+
+def test_hook_settings_for_each_switch_combination() -> None:
+    guard = {"matcher": "Read|Agent", "hooks": [{"type": "command", "command": GUARD}]}
+    stop = {"hooks": [{"type": "command", "command": STOP, "timeout": 25}]}
+    subagent = {"hooks": [{"type": "command", "command": SUBAGENT_STOP, "timeout": 25}]}
+    assert registry.hook_settings(False, False, PY) == {"PreToolUse": [guard]}
+    assert registry.hook_settings(True, False, PY) == {
+        "PreToolUse": [guard],
+        "Stop": [stop],
+        "SubagentStop": [subagent],
+    }
+    assert registry.hook_settings(False, True, PY) == {"PreToolUse": [guard], "Stop": [stop]}
+    assert list(registry.hook_settings(True, True, PY)) == ["PreToolUse", "Stop", "SubagentStop"]
+
+
+def test_hook_command_uses_this_python_by_default() -> None:
+    block = registry.hook_settings(False, False)
+    command = block["PreToolUse"][0]["hooks"][0]["command"]  # type: ignore[index]
+    assert command == f'"{os.path.abspath(sys.executable)}" -m plangate.hooks.pre_tool_use'
+
+
+def test_gate_timeout_outlives_the_longest_gate_deadline() -> None:
+    assert registry.HOOK_TIMEOUT_S == 25 > 20
+    for spec in registry.HOOKS:
+        if spec.event in ("Stop", "SubagentStop"):
+            assert spec.timeout == registry.HOOK_TIMEOUT_S
+
+
+def test_guard_matcher_is_an_exact_name_list() -> None:
+    # Claude Code reads letters, digits, _ - space , | as exact names, anything else as regex.
+    matcher = registry.BY_EVENT["PreToolUse"].matcher
+    assert matcher == "Read|Agent"
+    assert all(ch.isalnum() or ch == "|" for ch in matcher)
+
+
+def test_command_quoting_survives_the_shell(tmp_path: Path) -> None:
+    odd = str(tmp_path / 'dir with $HOME and "quotes" and `ticks` \\ back' / "python")
+    command = registry.hook_command("plangate.hooks.stop", odd)
+    echoed = subprocess.run(
+        ["sh", "-c", command.replace(" -m plangate.hooks.stop", "").join(["printf %s ", ""])],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert echoed.stdout == odd
+    assert registry.is_plangate_command(command)
+
+
+def test_recognises_only_plangate_handlers() -> None:
+    assert registry.is_plangate_handler({"type": "command", "command": GUARD})
+    assert registry.is_plangate_handler({"command": "/usr/bin/python3 -m plangate.hooks.stop"})
+    assert not registry.is_plangate_handler({"type": "command", "command": "plangate-lint"})
+    assert not registry.is_plangate_handler({"type": "http", "command": GUARD})
+    assert not registry.is_plangate_handler("-m plangate.hooks.stop")
+
+
+# -- install ---------------------------------------------------------------------------------
+
+
+def test_flag_value() -> None:
+    assert flag_value("--ceo-review-gate", None) is None
+    assert flag_value("--ceo-review-gate", "on") is True
+    assert flag_value("--ceo-review-gate", "OFF") is False
+    with pytest.raises(UsageError) as caught:
+        flag_value("--autoplan-gate", "yes")
+    assert caught.value.message == "--autoplan-gate takes on or off, not 'yes'"
+    assert caught.value.remedy == (
+        "write --autoplan-gate, --no-autoplan-gate or --autoplan-gate=on|off"
+    )
+
+
+def test_fresh_install(env: Env) -> None:
+    out, err = run(env, ceo=True)
+    assert out == [
+        "saved ceo_review_gate on in ~/state/config.json",
+        "autoplan_gate off (default)",
+        "installed skill autoplan in ~/.claude/skills/autoplan",
+        "installed skill plan-ceo-review in ~/.claude/skills/plan-ceo-review",
+        "registered PreToolUse guard (Read|Agent) in ~/.claude/settings.json",
+        "registered Stop gate (ceo_review_gate) in ~/.claude/settings.json",
+        "registered SubagentStop gate (ceo_review_gate) in ~/.claude/settings.json",
+    ]
+    assert err == []
+    assert env.settings.read_text() == (
+        json.dumps({"hooks": registry.hook_settings(True, False, PY)}, indent=2) + "\n"
+    )
+    assert not env.backup.exists()  # there was nothing to back up
+    assert sorted(os.listdir(env.claude)) == ["settings.json", "skills"]
+    assert load(env.state / "config.json") == {"ceo_review_gate": True}
+
+
+def test_second_run_is_byte_identical(env: Env) -> None:
+    env.claude.mkdir()
+    env.settings.write_text(OTHER_TOOLS)
+    run(env, ceo=True, autoplan=True)
+    first = env.settings.read_bytes()
+    backup = env.backup.read_bytes()
+    os.utime(env.settings, ns=(1, 1))
+    out, _ = run(env)
+    assert env.settings.read_bytes() == first
+    assert env.settings.stat().st_mtime_ns == 1  # not even rewritten
+    assert env.backup.read_bytes() == backup
+    assert out == [
+        "ceo_review_gate on (from ~/state/config.json)",
+        "autoplan_gate on (from ~/state/config.json)",
+        "unchanged skill autoplan in ~/.claude/skills/autoplan",
+        "unchanged skill plan-ceo-review in ~/.claude/skills/plan-ceo-review",
+        "unchanged PreToolUse guard (Read|Agent) in ~/.claude/settings.json",
+        "unchanged Stop gate (ceo_review_gate, autoplan_gate) in ~/.claude/settings.json",
+        "unchanged SubagentStop gate (ceo_review_gate) in ~/.claude/settings.json",
+    ]
+
+
+def test_other_tools_hooks_and_unknown_keys_are_preserved(env: Env) -> None:
+    env.claude.mkdir()
+    env.settings.write_text(OTHER_TOOLS)
+    original = json.loads(OTHER_TOOLS)
+    run(env, ceo=True)
+    data = load(env.settings)
+    assert list(data) == list(original)  # key order kept
+    assert {key: value for key, value in data.items() if key != "hooks"} == {
+        key: value for key, value in original.items() if key != "hooks"
+    }
+    hooks = data["hooks"]
+    assert list(hooks) == ["PreToolUse", "Stop", "Notification", "SubagentStop"]
+    assert hooks["PreToolUse"][0] == original["hooks"]["PreToolUse"][0]
+    assert hooks["Stop"][0] == original["hooks"]["Stop"][0]
+    assert hooks["Notification"] == original["hooks"]["Notification"]
+    assert our_commands(data) == {
+        "PreToolUse": [GUARD],
+        "Stop": [STOP],
+        "SubagentStop": [SUBAGENT_STOP],
+    }
+    # non-ASCII text is written as it is, not escaped
+    assert "\u00e9t\u00e9" in env.settings.read_text(encoding="utf-8")
+    # removing ours gives back exactly the other tools' content
+    stripped = settings_file.merge_hooks(data, {})
+    assert stripped == original
+
+
+def test_replaces_entries_of_an_older_installation_in_place(env: Env) -> None:
+    env.claude.mkdir()
+    old = {
+        "hooks": {
+            "PreToolUse": [
+                {
+                    "matcher": "Read|Task",
+                    "hooks": [
+                        {"type": "command", "command": "old-py -m plangate.hooks.pre_tool_use"}
+                    ],
+                },
+                {"matcher": "Bash", "hooks": [{"type": "command", "command": "lint-bash"}]},
+                {
+                    "matcher": "Write",
+                    "hooks": [
+                        {"type": "command", "command": "fmt"},
+                        {"type": "command", "command": "old-py -m plangate.hooks.pre_tool_use"},
+                    ],
+                },
+            ],
+            "PostToolUse": [
+                {"hooks": [{"type": "command", "command": "old-py -m plangate.hooks.post"}]}
+            ],
+            "Stop": [
+                {
+                    "hooks": [
+                        {"type": "command", "command": "py -m plangate.hooks.stop", "timeout": 10}
+                    ]
+                }
+            ],
+        }
+    }
+    env.settings.write_text(json.dumps(old))
+    out, _ = run(env, autoplan=True)
+    data = load(env.settings)
+    assert data["hooks"]["PreToolUse"] == [
+        {"matcher": "Read|Agent", "hooks": [{"type": "command", "command": GUARD}]},
+        {"matcher": "Bash", "hooks": [{"type": "command", "command": "lint-bash"}]},
+        {"matcher": "Write", "hooks": [{"type": "command", "command": "fmt"}]},
+    ]
+    assert "PostToolUse" not in data["hooks"]
+    assert data["hooks"]["Stop"] == [
+        {"hooks": [{"type": "command", "command": STOP, "timeout": 25}]}
+    ]
+    assert out[-4:] == [
+        "updated PreToolUse guard (Read|Agent) in ~/.claude/settings.json",
+        "updated Stop gate (autoplan_gate) in ~/.claude/settings.json",
+        "removed PostToolUse hook from ~/.claude/settings.json",
+        "backed up ~/.claude/settings.json to ~/.claude/settings.json.plangate-backup",
+    ]
+
+
+def test_gate_switched_off_removes_its_hooks(env: Env) -> None:
+    run(env, ceo=True)
+    assert set(our_commands(load(env.settings))) == {"PreToolUse", "Stop", "SubagentStop"}
+    out, _ = run(env, ceo=False, autoplan=True)
+    assert our_commands(load(env.settings)) == {"PreToolUse": [GUARD], "Stop": [STOP]}
+    assert "updated Stop gate (autoplan_gate) in ~/.claude/settings.json" not in out
+    assert "unchanged Stop gate (autoplan_gate) in ~/.claude/settings.json" in out
+    assert "removed SubagentStop gate from ~/.claude/settings.json" in out
+    out, _ = run(env, autoplan=False)
+    assert our_commands(load(env.settings)) == {"PreToolUse": [GUARD]}
+    assert "removed Stop gate from ~/.claude/settings.json" in out
+    assert "hooks" in load(env.settings)
+
+
+def test_both_gates_share_one_stop_registration(env: Env) -> None:
+    run(env, ceo=True, autoplan=True)
+    assert our_commands(load(env.settings)) == {
+        "PreToolUse": [GUARD],
+        "Stop": [STOP],
+        "SubagentStop": [SUBAGENT_STOP],
+    }
+
+
+def test_switch_precedence_in_setup(env: Env) -> None:
+    # environment, not saved
+    out, _ = run(env, environ={"PLANGATE_AUTOPLAN_GATE": "on"})
+    assert "autoplan_gate on (from PLANGATE_AUTOPLAN_GATE in the environment, not saved)" in out
+    assert our_commands(load(env.settings)) == {"PreToolUse": [GUARD], "Stop": [STOP]}
+    assert not (env.state / "config.json").exists()
+    # the flag beats the environment, is saved, and the conflict is pointed out
+    out, err = run(env, autoplan=False, environ={"PLANGATE_AUTOPLAN_GATE": "on"})
+    assert "saved autoplan_gate off in ~/state/config.json" in out
+    assert err == [
+        "note: PLANGATE_AUTOPLAN_GATE=on in this environment overrides the saved autoplan_gate "
+        "wherever it is set"
+    ]
+    assert our_commands(load(env.settings)) == {"PreToolUse": [GUARD]}
+    # config beats the default
+    config.set("ceo_review_gate", "on")
+    out, _ = run(env)
+    assert "ceo_review_gate on (from ~/state/config.json)" in out
+    assert "autoplan_gate off (from ~/state/config.json)" in out
+    assert set(our_commands(load(env.settings))) == {"PreToolUse", "Stop", "SubagentStop"}
+    # the environment beats config
+    run(env, environ={"PLANGATE_CEO_REVIEW_GATE": "off"})
+    assert our_commands(load(env.settings)) == {"PreToolUse": [GUARD]}
+    assert config.get("ceo_review_gate") is True
+
+
+def test_keeps_the_file_mode(env: Env) -> None:
+    env.claude.mkdir()
+    env.settings.write_text("{}\n")
+    env.settings.chmod(0o640)
+    run(env, ceo=True)
+    assert stat.S_IMODE(env.settings.stat().st_mode) == 0o640
+    assert stat.S_IMODE(env.backup.stat().st_mode) == 0o640
+
+
+def test_symlinked_settings_stays_a_link(env: Env) -> None:
+    dotfiles = env.home / "dotfiles"
+    dotfiles.mkdir()
+    (dotfiles / "claude-settings.json").write_text('{"model": "opus"}\n')
+    env.claude.mkdir()
+    env.settings.symlink_to(dotfiles / "claude-settings.json")
+    run(env)
+    assert env.settings.is_symlink()
+    assert our_commands(load(dotfiles / "claude-settings.json")) == {"PreToolUse": [GUARD]}
+    run(env, uninstall=True)
+    assert env.settings.is_symlink()
+    assert (dotfiles / "claude-settings.json").read_text() == '{"model": "opus"}\n'
+
+
+def test_project_settings(env: Env) -> None:
+    out, _ = run(env, project=True, ceo=True)
+    project_settings = env.project / ".claude" / "settings.json"
+    assert our_commands(load(project_settings)) == {
+        "PreToolUse": [GUARD],
+        "Stop": [STOP],
+        "SubagentStop": [SUBAGENT_STOP],
+    }
+    assert not env.settings.exists()
+    assert "registered PreToolUse guard (Read|Agent) in ~/project/.claude/settings.json" in out
+    assert (env.skills / "autoplan" / SKILL_MARKER).is_file()
+
+
+def test_no_temporary_or_lock_files_left(env: Env) -> None:
+    env.claude.mkdir()
+    env.settings.write_text(OTHER_TOOLS)
+    run(env, ceo=True)
+    run(env, ceo=False)
+    assert sorted(os.listdir(env.claude)) == [
+        "settings.json",
+        "settings.json.plangate-backup",
+        "skills",
+    ]
+    assert sorted(os.listdir(env.skills)) == ["autoplan", "plan-ceo-review"]
+    assert sorted(os.listdir(env.state)) == ["config.json"]
+
+
+# -- refusal ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (b'{"model": "opus",', "does not parse as JSON"),
+        (b'["not", "an", "object"]', "does not hold a JSON object"),
+        (b'{"a": 1, "a": 2}', "has the key 'a' twice in one object"),
+        (b'{"hooks": []}', 'has a "hooks" entry that is not a JSON object'),
+        (b'{"hooks": {"PreToolUse": {}}}', "has a \"hooks\" entry 'PreToolUse' that is not"),
+        (b'{"x": NaN}', "does not parse as JSON"),
+        (b'\xef\xbb\xbf{"model": "opus"}', "does not parse as JSON"),
+        (b'{"model": "\xff"}', "is not UTF-8 text"),
+    ],
+)
+def test_refuses_a_settings_file_it_cannot_parse(env: Env, content: bytes, problem: str) -> None:
+    env.claude.mkdir()
+    env.settings.write_bytes(content)
+    os.utime(env.settings, ns=(5, 5))
+    with pytest.raises(ConfigError) as caught:
+        run(env, ceo=True)
+    assert caught.value.message.startswith(f"~/.claude/settings.json {problem}")
+    assert caught.value.remedy == REFUSAL
+    assert env.settings.read_bytes() == content
+    assert env.settings.stat().st_mtime_ns == 5
+    assert sorted(os.listdir(env.claude)) == ["settings.json"]  # no backup, no skills
+    assert not env.state.exists()  # the switch was not saved either
+    # uninstall refuses too, except where nothing of plangate's can be in the odd part
+    if b"PreToolUse" in content:
+        run(env, uninstall=True)
+    else:
+        with pytest.raises(ConfigError):
+            run(env, uninstall=True)
+    assert env.settings.read_bytes() == content
+    assert env.settings.stat().st_mtime_ns == 5
+
+
+def test_refuses_to_touch_another_skill(env: Env) -> None:
+    (env.skills / "autoplan").mkdir(parents=True)
+    (env.skills / "autoplan" / "SKILL.md").write_text("someone else's\n")
+    with pytest.raises(ConfigError) as caught:
+        run(env, ceo=True)
+    assert caught.value.message == (
+        "~/.claude/skills/autoplan exists and was not installed by plangate; "
+        "plangate never touches another skill"
+    )
+    assert caught.value.remedy == "move it away, then run plangate setup again"
+    assert (env.skills / "autoplan" / "SKILL.md").read_text() == "someone else's\n"
+    assert not env.settings.exists()
+    assert not (env.skills / "plan-ceo-review").exists()
+    assert not env.state.exists()
+
+
+def test_lock_held_by_another_setup(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(config, "LOCK_TIMEOUT_S", 0.3)
+    env.claude.mkdir()
+    lock = config.FileLock(str(env.settings) + ".plangate-lock", message="held", remedy="")
+    with lock, pytest.raises(ConfigError) as caught:
+        run(env)
+    assert caught.value.message == (
+        "another plangate setup is changing ~/.claude/settings.json "
+        "(lock ~/.claude/settings.json.plangate-lock held for over 0.3 s)"
+    )
+    assert caught.value.remedy == "wait for it to finish, then run plangate setup again"
+    assert not env.settings.exists()
+
+
+# -- backup ----------------------------------------------------------------------------------
+
+
+def test_backup_only_on_change(env: Env) -> None:
+    env.claude.mkdir()
+    env.settings.write_text(OTHER_TOOLS)
+    out, _ = run(env)
+    assert env.backup.read_text() == OTHER_TOOLS
+    assert out[-1] == "backed up ~/.claude/settings.json to ~/.claude/settings.json.plangate-backup"
+    env.backup.write_text("sentinel")
+    out, _ = run(env)
+    assert env.backup.read_text() == "sentinel"
+    assert not any(line.startswith("backed up") for line in out)
+    installed = env.settings.read_text()
+    run(env, ceo=True)
+    assert env.backup.read_text() == installed
+
+
+# -- uninstall -------------------------------------------------------------------------------
+
+
+def test_uninstall_restores_the_original_bytes(env: Env) -> None:
+    env.claude.mkdir()
+    env.settings.write_text(OTHER_TOOLS)
+    env.settings.chmod(0o600)
+    run(env, ceo=True)
+    run(env)
+    run(env, autoplan=True)
+    assert env.settings.read_text() != OTHER_TOOLS
+    out, _ = run(env, uninstall=True)
+    assert env.settings.read_text() == OTHER_TOOLS
+    assert stat.S_IMODE(env.settings.stat().st_mode) == 0o600
+    assert out == [
+        "removed PreToolUse guard (Read|Agent) from ~/.claude/settings.json",
+        "removed Stop gate from ~/.claude/settings.json",
+        "removed SubagentStop gate from ~/.claude/settings.json",
+        "backed up ~/.claude/settings.json to ~/.claude/settings.json.plangate-backup",
+        "restored ~/.claude/settings.json to its content from before plangate",
+        "removed skill autoplan from ~/.claude/skills/autoplan",
+        "removed skill plan-ceo-review from ~/.claude/skills/plan-ceo-review",
+        KEPT_CONFIG,
+    ]
+    out, _ = run(env, uninstall=True)
+    assert env.settings.read_text() == OTHER_TOOLS
+    assert out == [
+        "no plangate hooks in ~/.claude/settings.json",
+        "no plangate skills in ~/.claude/skills",
+        KEPT_CONFIG,
+    ]
+
+
+def test_uninstall_without_a_backup_keeps_other_content(env: Env) -> None:
+    env.claude.mkdir()
+    env.settings.write_text(OTHER_TOOLS)
+    run(env, ceo=True)
+    env.backup.unlink()
+    run(env, uninstall=True)
+    assert load(env.settings) == json.loads(OTHER_TOOLS)
+
+
+@pytest.mark.parametrize("original", ["{}", '{"hooks": {}}\n', '{\n  "hooks": {"Stop": []}\n}\n'])
+def test_uninstall_restores_empty_hook_containers(env: Env, original: str) -> None:
+    env.claude.mkdir()
+    env.settings.write_text(original)
+    run(env, ceo=True)
+    run(env, uninstall=True)
+    assert env.settings.read_text() == original
+
+
+def test_uninstall_removes_a_file_plangate_created(env: Env) -> None:
+    run(env, ceo=True)
+    out, _ = run(env, uninstall=True)
+    assert not env.settings.exists()
+    assert "deleted ~/.claude/settings.json: nothing but plangate's hooks was in it" in out
+    # a second cycle does not resurrect it from the backup
+    run(env)
+    run(env, uninstall=True)
+    assert not env.settings.exists()
+
+
+def test_uninstall_removes_only_our_skills(env: Env) -> None:
+    (env.skills / "mine").mkdir(parents=True)
+    (env.skills / "mine" / "SKILL.md").write_text("mine\n")
+    run(env)
+    run(env, uninstall=True)
+    assert sorted(os.listdir(env.skills)) == ["mine"]
+
+
+def test_uninstall_takes_no_switches(env: Env) -> None:
+    with pytest.raises(UsageError) as caught:
+        run(env, uninstall=True, ceo=False)
+    assert caught.value.message == "--uninstall takes no gate switches"
+
+
+def test_project_uninstall_keeps_skills_the_user_install_needs(env: Env) -> None:
+    run(env)
+    run(env, project=True)
+    out, _ = run(env, project=True, uninstall=True)
+    assert not (env.project / ".claude" / "settings.json").exists()
+    assert (env.skills / "autoplan" / SKILL_MARKER).exists()
+    assert any(line.startswith("kept the skills in ~/.claude/skills") for line in out)
+    run(env, uninstall=True)
+    assert not (env.skills / "autoplan").exists()
+
+
+def test_uninstall_with_nothing_installed(env: Env) -> None:
+    out, _ = run(env, uninstall=True)
+    assert out == [
+        "no plangate hooks in ~/.claude/settings.json",
+        "no plangate skills in ~/.claude/skills",
+    ]
+    assert not env.claude.exists()
+
+
+# -- skills ----------------------------------------------------------------------------------
+
+
+def test_skills_are_copied_marked_and_updated(env: Env) -> None:
+    (env.skills / "other").mkdir(parents=True)
+    (env.skills / "other" / "SKILL.md").write_text("other\n")
+    run(env)
+    installed = env.skills / "autoplan"
+    assert (installed / "SKILL.md").read_text() == "# autoplan\n"
+    assert (installed / "sections" / "ceo-phase.md").read_text() == "# CEO phase\n"
+    marker = json.loads((installed / SKILL_MARKER).read_text())
+    assert marker["installed_by"] == "plangate"
+    assert not (env.skills / "__pycache__").exists()
+    assert not (env.skills / "README.md").exists()
+
+    (env.bundle / "autoplan" / "sections" / "ceo-phase.md").write_text("# CEO phase v2\n")
+    (installed / "stray.md").write_text("left by an older version\n")
+    out, _ = run(env)
+    assert "updated skill autoplan in ~/.claude/skills/autoplan" in out
+    assert "unchanged skill plan-ceo-review in ~/.claude/skills/plan-ceo-review" in out
+    assert (installed / "sections" / "ceo-phase.md").read_text() == "# CEO phase v2\n"
+    assert not (installed / "stray.md").exists()
+    assert (env.skills / "other" / "SKILL.md").read_text() == "other\n"
+    assert sorted(os.listdir(env.skills)) == ["autoplan", "other", "plan-ceo-review"]
+
+    # a skill no longer bundled is removed, if it is ours
+    shutil.rmtree(env.bundle / "plan-ceo-review")
+    out, _ = run(env)
+    assert (
+        "removed skill plan-ceo-review from ~/.claude/skills/plan-ceo-review (no longer bundled)"
+        in out
+    )
+    assert sorted(os.listdir(env.skills)) == ["autoplan", "other"]
+
+
+@pytest.mark.parametrize("kind", ["missing", "empty"])
+def test_no_bundled_skills(env: Env, kind: str) -> None:
+    source = env.home / "no-skills"
+    if kind == "empty":
+        source.mkdir()
+    out, _ = run(env, skills_source=source)
+    assert "no skills bundled with this plangate to install" in out
+    assert our_commands(load(env.settings)) == {"PreToolUse": [GUARD]}
+    assert not env.skills.exists()
+
+
+def test_bundled_skills_install_by_default(env: Env) -> None:
+    out = io.StringIO()
+    setup(
+        project=False,
+        uninstall=False,
+        ceo_review_gate=None,
+        autoplan_gate=None,
+        out=out,
+        err=io.StringIO(),
+        environ={},
+    )
+    bundled = sorted(
+        name
+        for name in os.listdir(bundled_skills_dir())
+        if not name.startswith((".", "_"))
+        and os.path.isdir(os.path.join(bundled_skills_dir(), name))
+    )
+    for name in bundled:
+        assert (env.skills / name / SKILL_MARKER).is_file()
+        assert (env.skills / name / "SKILL.md").is_file()
+
+
+# -- concurrency -----------------------------------------------------------------------------
+
+CONCURRENT = """
+import io, os, sys, time
+from plangate.commands.setup import setup
+go, ceo, source = sys.argv[1], sys.argv[2] == "on", sys.argv[3]
+deadline = time.monotonic() + 30
+while not os.path.exists(go) and time.monotonic() < deadline:
+    time.sleep(0.001)
+setup(project=False, uninstall=False, ceo_review_gate=ceo, autoplan_gate=None,
+      out=io.StringIO(), skills_source=source)
+"""
+
+
+@pytest.mark.slow
+def test_concurrent_setups_do_not_interleave(env: Env) -> None:
+    env.claude.mkdir()
+    env.settings.write_text(OTHER_TOOLS)
+    for round_number in range(8):
+        go = env.home / f"go-{round_number}"
+        flags = ["on", "off"] if round_number % 2 else ["on", "on"]
+        processes = [
+            subprocess.Popen(
+                [sys.executable, "-c", CONCURRENT, str(go), flag, str(env.bundle)],
+                env=os.environ.copy(),
+                stderr=subprocess.PIPE,
+            )
+            for flag in flags
+        ]
+        go.touch()
+        for process in processes:
+            _, stderr = process.communicate(timeout=60)
+            assert process.returncode == 0, stderr.decode()
+        data = load(env.settings)  # valid JSON
+        commands = our_commands(data)
+        assert commands["PreToolUse"] == [
+            f'"{os.path.abspath(sys.executable)}" -m plangate.hooks.pre_tool_use'
+        ]
+        assert all(len(found) == 1 for found in commands.values())
+        assert set(commands) in ({"PreToolUse"}, {"PreToolUse", "Stop", "SubagentStop"})
+        # whoever saved the switch last also wrote the settings last: the two agree
+        assert config.get("ceo_review_gate") is ("Stop" in commands)
+        assert settings_file.merge_hooks(data, {}) == json.loads(OTHER_TOOLS)
+        assert sorted(os.listdir(env.claude)) == [
+            "settings.json",
+            "settings.json.plangate-backup",
+            "skills",
+        ]
+        assert sorted(os.listdir(env.skills)) == ["autoplan", "plan-ceo-review"]
+
+
+# -- the merge as a property -----------------------------------------------------------------
+
+_leaf = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=5))
+_json = st.recursive(
+    _leaf,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+_handler = st.fixed_dictionaries(
+    {"type": st.just("command"), "command": st.text(max_size=12).filter(lambda s: "-m" not in s)}
+)
+_group = st.one_of(
+    st.fixed_dictionaries({"hooks": st.lists(_handler, max_size=3)}),
+    st.fixed_dictionaries(
+        {
+            "matcher": st.sampled_from(["Bash", "Read", "*", ""]),
+            "hooks": st.lists(_handler, max_size=3),
+        }
+    ),
+)
+_events = st.dictionaries(
+    st.sampled_from(["PreToolUse", "Stop", "SubagentStop", "PostToolUse", "Notification"]),
+    st.lists(_group, max_size=3),
+    max_size=4,
+)
+_settings = st.builds(
+    lambda other, hooks, with_hooks: {**other, **({"hooks": hooks} if with_hooks else {})},
+    st.dictionaries(st.text(max_size=6).filter(lambda key: key != "hooks"), _json, max_size=4),
+    _events,
+    st.booleans(),
+)
+
+
+@given(_settings, st.booleans(), st.booleans(), st.booleans(), st.booleans())
+def test_merge_properties(
+    original: dict[str, Any], ceo: bool, autoplan: bool, ceo2: bool, autoplan2: bool
+) -> None:
+    block = registry.hook_settings(ceo, autoplan, PY)
+    merged = settings_file.merge_hooks(original, block)
+    # idempotent, exactly one copy of ours, others untouched
+    assert settings_file.merge_hooks(merged, block) == merged
+    assert {
+        event: [group for _, group in found]
+        for event, found in settings_file.plangate_groups(merged).items()
+    } == block
+    assert list(merged)[: len(original)] == list(original)
+    removed = settings_file.merge_hooks(merged, {})
+    assert settings_file.normalized(removed) == settings_file.normalized(original)
+    # switching gates converges to the same result as a fresh install
+    other_block = registry.hook_settings(ceo2, autoplan2, PY)
+    assert settings_file.normalized(
+        settings_file.merge_hooks(settings_file.merge_hooks(merged, other_block), {})
+    ) == settings_file.normalized(original)
+    # the rendered file reads back as the same data
+    assert json.loads(settings_file.render(merged)) == merged
