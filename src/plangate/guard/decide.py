@@ -452,7 +452,7 @@ def require_publication(
     if not current_mode:
         return
     later = list(events) + ([current] if journaled else [])
-    current_message = current.message_id if journaled else _last_message(events)
+    current_message = current.message_id
     for report in reports:
         if report.message_id is not None and report.message_id == current_message:
             continue
@@ -471,13 +471,6 @@ def require_publication(
         if event.order > binding.start
     )
     raise Refusal("publication_repeat" if repeated else "publication_unflushed", phase)
-
-
-def _last_message(events: list[Event]) -> str | None:
-    for event in reversed(events):
-        if not isinstance(event, ToolResult):
-            return event.message_id
-    return None
 
 
 def _close_packet_path(use: ToolUse, binding: Binding, installation: Installation) -> str | None:

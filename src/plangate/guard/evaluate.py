@@ -105,9 +105,7 @@ def split_current(
         if any(getattr(event, "tool_use_id", None) == tool_use_id for event in events):
             raise Refusal("current_mismatch", "the journal has a result for an unwritten call")
         last = events[-1]
-        message_id = next(
-            (e.message_id for e in reversed(events) if not isinstance(e, ToolResult)), None
-        )
+        message_id = _open_message(events)
         current = ToolUse(
             last.order + 1,
             last.record,
@@ -124,6 +122,22 @@ def split_current(
     journaled = uses[0]
     compare_inputs(journaled, payload, cwd, seen.version)
     return [e for e in events if e.order < journaled.order], journaled
+
+
+def _open_message(events: list[Event]) -> str | None:
+    """The message an unjournaled call may belong to: the last journaled one, unless that
+    message already ran a tool (a later message then holds the call)."""
+    message_id = next(
+        (e.message_id for e in reversed(events) if not isinstance(e, ToolResult)), None
+    )
+    if message_id is None:
+        return None
+    answered = {e.tool_use_id for e in events if isinstance(e, ToolResult)}
+    ran = any(
+        isinstance(e, ToolUse) and e.message_id == message_id and e.tool_use_id in answered
+        for e in events
+    )
+    return None if ran else message_id
 
 
 def check_identities(events: list[Event]) -> None:

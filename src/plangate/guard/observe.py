@@ -6,10 +6,11 @@ most two seconds (every 50 ms), keeping the first read's prefix so that bytes ch
 it are ``rewritten``:
 
 - the current call is journaled → decide on the **journal path**;
-- it is not, but nothing earlier is missing → decide at once on the **payload path**, with the
-  call built from Claude Code's own parsed input and placed after the last journaled record;
-- something earlier is still missing (a tool call outside the last message has no result)
-  → wait; at the deadline the call runs unverified (``journal_lag``).
+- it is not, and every journaled call has its result → decide at once on the **payload
+  path**, with the call built from Claude Code's own parsed input and placed after the last
+  journaled record;
+- a journaled call still has no result → wait; at the deadline the call runs unverified
+  (``journal_lag``).
 """
 
 from __future__ import annotations
@@ -60,18 +61,17 @@ class Observation:
 
 
 def lagged(events: list[Event]) -> bool:
-    """A tool call outside the last journaled message still has no result."""
-    last_message = None
-    for event in reversed(events):
-        if not isinstance(event, ToolResult):
-            last_message = event.message_id
-            break
+    """Some journaled tool call has no result yet.
+
+    Claude Code 2.1.3xx can ask the model for its next message, and run that message's hooks,
+    before it has written the previous call's result. When the current call is not journaled
+    and any call still lacks its result, the journal has not caught up with what the model
+    saw: either an earlier result is unwritten, or the current call's own message (with a
+    sibling still running) is about to be written. Both resolve by waiting.
+    """
     answered = {event.tool_use_id for event in events if isinstance(event, ToolResult)}
     return any(
-        isinstance(event, ToolUse)
-        and (event.message_id is None or event.message_id != last_message)
-        and event.tool_use_id not in answered
-        for event in events
+        isinstance(event, ToolUse) and event.tool_use_id not in answered for event in events
     )
 
 
