@@ -54,10 +54,13 @@ Phase 1 complete
 Top risks: the index can go stale when a note is edited outside the app."""
 
 
+REVIEWER_ANSWER = "INPUT: reviewed\n1. No blockers."
+
+
 class Player:
     """A scripted model: main steps in order, a fixed reviewer answer for subagents."""
 
-    def __init__(self, steps: Sequence[Step], reviewer: str = "INPUT: reviewed\n1. No blockers.") -> None:
+    def __init__(self, steps: Sequence[Step], reviewer: str = REVIEWER_ANSWER) -> None:
         self.steps = list(steps)
         self.reviewer = reviewer
         self.requests: list[ModelRequest] = []
@@ -131,8 +134,9 @@ class AutoplanProject:
         return tool_use("Bash", command=command, description="plangate")
 
     def init(self) -> TurnLike:
-        return self.bash(self.plangate, "autoplan", "init", str(self.plan), str(self.plan),
-                         str(self.restore))
+        return self.bash(
+            self.plangate, "autoplan", "init", str(self.plan), str(self.plan), str(self.restore)
+        )
 
     def read_driver(self, phase: str) -> TurnLike:
         name = "tasks-aggregator.md" if phase == "tasks" else f"{phase}-phase.md"
@@ -168,8 +172,14 @@ class AutoplanProject:
         return step
 
     def publish(self, phase: str, report: str = REPORT) -> TurnLike:
-        return [text(report), tool_use("Bash", command=f"true autoplan-published {phase}",
-                                       description="Publish the phase report")]
+        return [
+            text(report),
+            tool_use(
+                "Bash",
+                command=f"true autoplan-published {phase}",
+                description="Publish the phase report",
+            ),
+        ]
 
 
 def tool_results(journal: Path) -> dict[str, tuple[bool, str]]:
