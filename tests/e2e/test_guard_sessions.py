@@ -7,6 +7,9 @@ real CLI runs the real hook on every Read and Agent call.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -199,3 +202,93 @@ def test_unrelated_typed_request_after_the_turn_ended_is_not_guarded(project) ->
     journal = _ok(second)
     entries = _reads_of(journal, "design-phase.md")
     assert entries and not entries[-1][0], entries
+
+
+FLIPPER = r"""
+import subprocess, sys, time
+journal, needle = sys.argv[1], sys.argv[2].encode()
+deadline = time.time() + 20
+while time.time() < deadline:  # wait for the guard's hook process, then let it read once
+    if subprocess.run(["pgrep", "-f", "plangate.hooks.pre_tool_use"],
+                      capture_output=True).stdout.strip():
+        break
+    time.sleep(0.005)
+time.sleep(0.3)
+with open(journal, "r+b") as handle:
+    data = handle.read()
+    at = data.index(needle)
+    handle.seek(at)
+    handle.write(b"X")  # same length: only bytes the guard already read change
+"""
+
+
+def test_journal_rewritten_during_the_hooks_read_is_an_unverified_allow(
+    project, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """The real CLI writes the journal; then, while the real hook waits for a lagging
+    result, another process rewrites a byte it has already read."""
+    player = Player([])
+    autoplan, _ = project(player)
+    player.steps = [autoplan.init(), autoplan.read_driver("ceo"), "Paused."]
+    first = autoplan.run("Start the review of plan.md with /autoplan.", player)
+    journal = _ok(first)
+    records = [json.loads(line) for line in journal.read_text().splitlines()]
+    last = [r for r in records if r.get("type") == "assistant"][-1]
+    # Claude Code has written a call whose result is not there yet: the guard must wait.
+    pending = dict(last)
+    pending.update(
+        {
+            "uuid": "0badc0de-0000-4000-8000-000000000001",
+            "parentUuid": last["uuid"],
+            "message": {
+                "id": "msg_lagging",
+                "role": "assistant",
+                "type": "message",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": "toolu_lagging",
+                        "name": "Bash",
+                        "input": {"command": "true"},
+                    }
+                ],
+                "stop_reason": "tool_use",
+            },
+        }
+    )
+    with journal.open("a") as handle:
+        handle.write(json.dumps(pending) + "\n")
+    flipper = tmp_path / "flipper.py"
+    flipper.write_text(FLIPPER)
+    rewriter = subprocess.Popen([sys.executable, str(flipper), str(journal), "Start the review"])
+    payload = {
+        "hook_event_name": "PreToolUse",
+        "session_id": first.session_id,
+        "transcript_path": str(journal),
+        "cwd": str(autoplan.project),
+        "permission_mode": "default",
+        "tool_name": "Read",
+        "tool_input": {"file_path": str(autoplan.skill / "sections" / "ceo-phase.md")},
+        "tool_use_id": "toolu_next_entry",
+    }
+    env = autoplan.environ()
+    env["CLAUDE_PROJECT_DIR"] = str(autoplan.project)
+    hook = subprocess.run(
+        [sys.executable, "-m", "plangate.hooks.pre_tool_use"],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=30,
+    )
+    rewriter.wait(timeout=30)
+    assert hook.returncode == 0, hook.stderr
+    output = json.loads(hook.stdout)
+    assert "permissionDecision" not in json.dumps(output)  # no decision: the call runs
+    assert "rewritten" in output["systemMessage"]
+    logged = decisions(autoplan.state_root)[-1]
+    assert (logged["decision"], logged["disposition"], logged["code"]) == (
+        "allow",
+        "unverified",
+        "rewritten",
+    )
