@@ -68,7 +68,8 @@ def _real_directory(folder: str) -> None:
 
 def open_journal(path: str, *, follow_symlinks: bool) -> tuple[int, os.stat_result] | None:
     """Open read-only; None when the file does not exist (yet)."""
-    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
+    # Non-blocking: a FIFO named like a journal must be refused, not waited on.
+    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
     if not follow_symlinks:
         flags |= getattr(os, "O_NOFOLLOW", 0)
     try:

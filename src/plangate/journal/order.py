@@ -54,7 +54,9 @@ def own(records: list[Record], owners: list[str] | None) -> Ownership:
     ``foreign_cwd``; otherwise the first. ``owners=None`` judges the content alone, taking the
     root's own folder as the owner.
     """
-    first = next((record for record in records if record.role in ("user", "assistant")), None)
+    first = next(
+        (r for r in records if not r.metadata and r.role in ("user", "assistant")), None
+    )
     if first is None:
         return Ownership(None, [], [])
     by_uuid, duplicate = _index(records)

@@ -132,6 +132,8 @@ def read_journal(
     read in this hook run returned. ``full`` reloads every owned record with its content;
     ``select`` picks the records to reload. Limits can only be lowered.
     """
+    if owners is not None and not owners:
+        return Verdict(path, session_id).refuse(codes.IDENTITY, "no project folder owns it")
     record_max = min(record_max, codes.RECORD_MAX_BYTES)
     retained_max = min(retained_max, codes.RETAINED_MAX_BYTES)
     verdict = Verdict(path, session_id)

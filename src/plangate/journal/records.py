@@ -240,7 +240,7 @@ class EventBuilder:
         keep = self.full or record.length <= self.input_keep_bytes
         if isinstance(content, str):
             if role == "user":
-                notification = _task_notification(content)
+                notification = _task_notification(content) if _from_system(raw) else None
                 if notification is not None:
                     if emit:
                         tool_use_id, status = notification
@@ -421,6 +421,17 @@ def _int_or_none(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+INTERRUPT_MARKER = "[Request interrupted by user"
+
+
+def _from_system(raw: dict[str, Any]) -> bool:
+    """A user record Claude Code wrote itself (a notification), not one a person typed."""
+    origin = raw.get("origin")
+    if isinstance(origin, dict):
+        return origin.get("kind") == "task-notification"
+    return raw.get("promptSource") not in ("typed", "sdk")
+
+
 LOCAL_COMMAND_OUTPUT = (
     "<local-command-stdout>",
     "<local-command-stderr>",
@@ -433,7 +444,11 @@ def _human_turn(raw: dict[str, Any]) -> bool:
         return False
     message = raw.get("message")
     content = message.get("content") if isinstance(message, dict) else None
-    if isinstance(content, str) and content.lstrip().startswith(LOCAL_COMMAND_OUTPUT):
+    if isinstance(content, str) and content.lstrip().startswith(
+        (*LOCAL_COMMAND_OUTPUT, INTERRUPT_MARKER)
+    ):
+        return False
+    if isinstance(content, list) and _starts_with_interrupt(content):
         return False
     if raw.get("isVisibleInTranscriptOnly") is True:
         return False
@@ -441,6 +456,12 @@ def _human_turn(raw: dict[str, Any]) -> bool:
     if isinstance(origin, dict) and origin.get("kind") not in (None, "human"):
         return False
     return raw.get("toolUseResult") is None and raw.get("sourceToolUseID") is None
+
+
+def _starts_with_interrupt(content: list[Any]) -> bool:
+    first = content[0] if content else None
+    text = first.get("text") if isinstance(first, dict) else None
+    return isinstance(text, str) and text.startswith(INTERRUPT_MARKER)
 
 
 def _human_event(
