@@ -387,7 +387,8 @@ def _result_event(
     timestamp: str,
     full: bool,
 ) -> ToolResult:
-    text = _result_text(block.get("content"))
+    content = block.get("content")
+    text = _result_text(content) if full else None
     file_range = None
     is_async = False
     if isinstance(tool_use_result, dict):
@@ -409,12 +410,24 @@ def _result_event(
         message_id,
         timestamp,
         block["tool_use_id"],
-        text if full else None,
+        text,
         block.get("is_error") is True,
         file_range,
         is_async,
-        text.lstrip().startswith("{"),
+        _starts_json(text if text is not None else content),
     )
+
+
+def _starts_json(content: object) -> bool:
+    """Whether a result's text starts with ``{`` (a command that printed JSON), without
+    joining a large result's text just to look at its first character."""
+    if isinstance(content, list):
+        first = next(
+            (b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"),
+            None,
+        )
+        content = first
+    return isinstance(content, str) and content.lstrip()[:1] == "{"
 
 
 def _int_or_none(value: object) -> int | None:
