@@ -23,9 +23,11 @@ from plangate.errors import ConfigError, UsageError
 from plangate.hooks import registry
 
 PY = "/opt/py/bin/python3"
-GUARD = f'"{PY}" -m plangate.hooks.pre_tool_use'
-STOP = f'"{PY}" -m plangate.hooks.stop'
-SUBAGENT_STOP = f'"{PY}" -m plangate.hooks.subagent_stop'
+GUARD = f"\"{PY}\" -c 'from plangate.hooks.pre_tool_use import main; raise SystemExit(main())'"
+STOP = f"\"{PY}\" -c 'from plangate.hooks.stop import main; raise SystemExit(main())'"
+SUBAGENT_STOP = (
+    f"\"{PY}\" -c 'from plangate.hooks.subagent_stop import main; raise SystemExit(main())'"
+)
 REFUSAL = "fix or move it, then run plangate setup again"
 KEPT_CONFIG = (
     "kept ~/state/config.json (plangate's own settings; delete it yourself if you want it gone)"
@@ -152,7 +154,8 @@ def test_hook_settings_for_each_switch_combination() -> None:
 def test_hook_command_uses_this_python_by_default() -> None:
     block = registry.hook_settings(False, False)
     command = block["PreToolUse"][0]["hooks"][0]["command"]  # type: ignore[index]
-    assert command == f'"{os.path.abspath(sys.executable)}" -m plangate.hooks.pre_tool_use'
+    assert command == registry.hook_command("plangate.hooks.pre_tool_use", sys.executable)
+    assert command.startswith(f'"{os.path.abspath(sys.executable)}" -c ')
 
 
 def test_gate_timeout_outlives_the_longest_gate_deadline() -> None:
@@ -173,7 +176,7 @@ def test_command_quoting_survives_the_shell(tmp_path: Path) -> None:
     odd = str(tmp_path / 'dir with $HOME and "quotes" and `ticks` \\ back' / "python")
     command = registry.hook_command("plangate.hooks.stop", odd)
     echoed = subprocess.run(
-        ["sh", "-c", command.replace(" -m plangate.hooks.stop", "").join(["printf %s ", ""])],
+        ["sh", "-c", command.split(" -c ")[0].join(["printf %s ", ""])],
         capture_output=True,
         text=True,
         check=True,
@@ -711,7 +714,7 @@ def test_concurrent_setups_do_not_interleave(env: Env) -> None:
         data = load(env.settings)  # valid JSON
         commands = our_commands(data)
         assert commands["PreToolUse"] == [
-            f'"{os.path.abspath(sys.executable)}" -m plangate.hooks.pre_tool_use'
+            registry.hook_command("plangate.hooks.pre_tool_use", sys.executable)
         ]
         assert all(len(found) == 1 for found in commands.values())
         assert set(commands) in ({"PreToolUse"}, {"PreToolUse", "Stop", "SubagentStop"})
