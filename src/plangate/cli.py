@@ -30,6 +30,11 @@ the phase publication guard (/autoplan):
   autoplan           the artifact commands the /autoplan skill runs
   gate render        write the Final Approval Gate
 
+skill gates (/plan-ceo-review, /autoplan):
+  settings           print settings JSON for `claude -p --settings` with gates turned on
+  report             what the gates did, per session
+  gates hook-timeout the timeout setup writes for the gate hooks
+
 journals:
   journal inspect    judge a Claude Code session journal and say why
 
@@ -91,7 +96,44 @@ def build_parser() -> argparse.ArgumentParser:
     _add_setup(commands)
     _add_config(commands)
     _add_guard(commands)
+    _add_gates(commands)
     return parser
+
+
+def _add_gates(commands: Subcommands) -> None:
+    settings = commands.add_parser(
+        "settings", help="print settings JSON for `claude -p --settings` with gates on"
+    )
+    settings.add_argument("--ceo-review", action="store_true", help="the /plan-ceo-review gate")
+    settings.add_argument("--autoplan", action="store_true", help="the /autoplan gate")
+    settings.set_defaults(handler=_settings)
+    report = commands.add_parser("report", help="what the skill gates did, per session")
+    report.add_argument("--session", help="one session id")
+    report.add_argument("--expect", metavar="armed", help="exit 2 unless a gate armed")
+    report.add_argument("--json", action="store_true", help="print one JSON object")
+    report.set_defaults(handler=_report)
+    gates = commands.add_parser("gates", help="skill gate facts")
+    facts = gates.add_subparsers(dest="gates_command", metavar="SUBCOMMAND")
+    timeout = facts.add_parser("hook-timeout", help="the gate hooks' registration timeout (s)")
+    timeout.set_defaults(handler=_hook_timeout)
+
+
+def _settings(args: argparse.Namespace) -> int:
+    from plangate.commands.settings import settings
+
+    return settings(args.ceo_review, args.autoplan, sys.stdout, err=sys.stderr)
+
+
+def _report(args: argparse.Namespace) -> int:
+    from plangate.commands.report import report
+
+    return report(args.session, args.expect, args.json, sys.stdout, err=sys.stderr)
+
+
+def _hook_timeout(args: argparse.Namespace) -> int:
+    from plangate.commands.gates import hook_timeout
+
+    return hook_timeout(sys.stdout)
 
 
 def _add_setup(commands: Subcommands) -> None:

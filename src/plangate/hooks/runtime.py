@@ -32,10 +32,12 @@ class HookInputError(Exception):
         self.detail = detail
 
 
-def read_payload(stream: BinaryIO) -> Payload:
-    data = stream.read(PAYLOAD_MAX_BYTES + 1)
-    if len(data) > PAYLOAD_MAX_BYTES:
-        raise HookInputError(f"the hook payload is over {PAYLOAD_MAX_BYTES // 1024} KiB")
+def read_payload(stream: BinaryIO, max_bytes: int = PAYLOAD_MAX_BYTES) -> Payload:
+    """The payload object; :class:`HookInputError` when it cannot be used."""
+    data = stream.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        size = f"{max_bytes // 1024} KiB" if max_bytes < 1024 * 1024 else "1 MiB"
+        raise HookInputError(f"the hook payload is over {size}")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

@@ -1,0 +1,52 @@
+"""``plangate settings --ceo-review --autoplan``: settings JSON for ``claude -p --settings``.
+
+For headless runs that should not depend on ``~/.claude/settings.json``: the hooks of this
+installation (the guard, and the gates' Stop and SubagentStop hooks with their 25 second
+timeout) and an ``env`` block that turns each named gate on for that session only::
+
+    plangate settings --ceo-review --autoplan > gates.json
+    claude -p "/autoplan plan.md" --settings gates.json
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TextIO
+
+from plangate.gates.gate import AUTOPLAN, CEO_REVIEW
+from plangate.hooks import registry
+
+USAGE = "SKILL_GATES_USAGE"
+
+
+def settings_object(
+    ceo_review: bool, autoplan: bool, python: str | None = None
+) -> dict[str, object]:
+    """The settings for these gates: ``{"hooks": {...}, "env": {...}}``."""
+    hooks = registry.hook_settings(ceo_review, autoplan, python or sys.executable)
+    env = {
+        gate.env: "on"
+        for gate, wanted in ((CEO_REVIEW, ceo_review), (AUTOPLAN, autoplan))
+        if wanted
+    }
+    return {"hooks": hooks, "env": env}
+
+
+def settings(
+    ceo_review: bool,
+    autoplan: bool,
+    out: TextIO,
+    *,
+    err: TextIO | None = None,
+    python: str | None = None,
+) -> int:
+    """Print the settings JSON. 0 when printed; 1 (``SKILL_GATES_USAGE``) when no gate is named."""
+    if not (ceo_review or autoplan):
+        sink = err if err is not None else sys.stderr
+        sink.write(
+            f"plangate settings: {USAGE}: name at least one gate (--ceo-review, --autoplan)\n"
+        )
+        return 1
+    out.write(json.dumps(settings_object(ceo_review, autoplan, python), indent=2) + "\n")
+    return 0

@@ -1,0 +1,127 @@
+"""stdin → the gates → one JSON line on stdout, exit 0. Never a traceback, never a block
+because something broke.
+
+Like :func:`plangate.hooks.runtime.run_hook`, but a Stop payload carries the turn's last
+message, so it may be up to 1 MiB (not 64 KiB); a larger or unusable payload is
+``GATE_BAD_PAYLOAD``. While both gates are off the hook reads its switches, prints ``{}`` and
+loads nothing else. With a gate on, a ``SIGALRM`` timer backs up the gate's own deadline.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from plangate import jsonio
+from plangate.hooks import runtime
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import BinaryIO, TextIO
+
+    from plangate.hooks.protocol import Output
+
+PAYLOAD_MAX_BYTES = 1024 * 1024
+FALLBACK = {"systemMessage": "PLANGATE_GATE skill-gates error session=unknown code=GATE_UNEXPECTED"}
+
+
+def read_payload(stream: BinaryIO) -> dict[str, object] | str:
+    """The payload object, or why it is unusable (the hooks' one payload reader)."""
+    try:
+        return runtime.read_payload(stream, PAYLOAD_MAX_BYTES)
+    except runtime.HookInputError as error:
+        return error.detail
+
+
+def _alarm(seconds: float) -> Callable[[], None] | None:
+    """Raise :class:`GateTimeout` after ``seconds`` (plus a little); returns the cancel."""
+    try:
+        import signal
+
+        from plangate.gates.errors import GateTimeout
+
+        def expired(signum: int, frame: object) -> None:
+            raise GateTimeout()
+
+        previous = signal.signal(signal.SIGALRM, expired)
+        signal.setitimer(signal.ITIMER_REAL, seconds + 0.25)
+    except (ImportError, ValueError, OSError, AttributeError):
+        return None
+
+    def cancel() -> None:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+    return cancel
+
+
+def _bad_payload(event: str, why: str, stderr: TextIO) -> Output:
+    """A payload that cannot be read: an error marker for every gate that is on."""
+    from plangate.gates import engine
+    from plangate.gates import markers as mk
+    from plangate.gates.errors import GATE_BAD_PAYLOAD, GateError
+
+    env = dict(os.environ)
+    state_root = engine.state_root_of(env)
+    on, broken = engine.switches(event, env, state_root)
+    outcome = engine.Outcome()
+    error = GateError(GATE_BAD_PAYLOAD, why)
+    for gate in on + [gate for gate, _ in broken]:
+        marker = mk.Marker(
+            gate.hook,
+            mk.ERROR,
+            engine.UNKNOWN_SESSION,
+            [("code", error.code), ("why", error.why)],
+        )
+        outcome.markers.append((gate, marker))
+        outcome.errors.append((marker, error.code))
+    return engine.finish(outcome, state_root, stderr)
+
+
+def run_gate_hook(
+    event: str,
+    *,
+    stdin: BinaryIO | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
+    """Run one Stop or SubagentStop call; always returns 0 (the exit code)."""
+    source = stdin if stdin is not None else sys.stdin.buffer
+    sink = stdout if stdout is not None else sys.stdout
+    errors = stderr if stderr is not None else sys.stderr
+    try:
+        payload = read_payload(source)
+        if isinstance(payload, str):
+            output = _bad_payload(event, payload, errors)
+        else:
+            quick = _quick(event, payload)
+            if quick is None:
+                from plangate.gates.engine import decide
+
+                quick = decide(payload, event, stderr=errors, alarm=_alarm)
+            output = quick
+        line = jsonio.dumps(output)
+    except BaseException:  # noqa: BLE001 - a broken gate lets the stop through
+        line = jsonio.dumps(FALLBACK)
+    try:
+        sink.write(line + "\n")
+        sink.flush()
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def _quick(event: str, payload: dict[str, object]) -> Output | None:
+    """``{}`` when every gate this event serves is switched off; None to go on."""
+    from plangate import config
+    from plangate.errors import ConfigError
+    from plangate.gates.gate import gates_for
+
+    try:
+        for gate in gates_for(event):
+            if config.gate_switch(gate.switch)[0]:
+                return None
+    except ConfigError:
+        return None  # the engine records the broken switch
+    return {}

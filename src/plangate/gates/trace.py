@@ -1,0 +1,54 @@
+"""The trace logs: ``<state root>/hooks/ceo-review-gate.log`` and ``hooks/autoplan-gate.log``.
+
+One line per marker (``<time> session=<id> event=<event> key=value …``), appended with one
+``os.write`` on a descriptor opened with ``O_APPEND``, so concurrent hooks never interleave
+lines. Past 1 MiB the file is renamed to ``<name>.log.1`` (replacing the previous one) and a
+new one starts, so count from the session record, not from the log. Logging never raises.
+"""
+
+from __future__ import annotations
+
+import os
+
+from plangate import locations
+
+FOLDER = "hooks"
+ROTATE_BYTES = 1024 * 1024
+_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+
+
+def log_path(hook: str, state_root: str | None = None) -> str:
+    root = state_root if state_root is not None else locations.state_root()
+    return os.path.join(root, FOLDER, f"{hook}.log")
+
+
+def append(hook: str, lines: list[str], state_root: str | None = None) -> bool:
+    """Append ``lines`` to the gate's trace log; True when written. Never raises."""
+    if not lines:
+        return True
+    try:
+        path = log_path(hook, state_root)
+        data = "".join(line.replace("\n", " ") + "\n" for line in lines).encode("utf-8")
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        _rotate_if_full(path, len(data))
+        descriptor = os.open(path, _FLAGS, 0o600)
+        try:
+            written = os.write(descriptor, data)
+        finally:
+            os.close(descriptor)
+        return written == len(data)
+    except Exception:  # noqa: BLE001 - the trace log must never change a decision
+        return False
+
+
+def _rotate_if_full(path: str, adding: int) -> None:
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        return
+    if size + adding <= ROTATE_BYTES:
+        return
+    try:  # noqa: SIM105 - contextlib would cost the hook path an import
+        os.replace(path, path + ".1")
+    except OSError:
+        pass

@@ -1,0 +1,272 @@
+"""Reading the session (or a subagent's) transcript for a gate, until it is settled.
+
+Claude Code can fire Stop and SubagentStop before it has written the turn's last lines, so a
+gate re-reads the transcript every 50 ms until it holds the stop's ``last_assistant_message``
+(as the last assistant text, after the text the previous stop of the same scope matched), for
+at most 2 seconds or half the deadline, and then judges what is there.
+
+The session transcript goes through :func:`plangate.journal.read_journal`. A subagent's own
+transcript (``agent_transcript_path``) holds only sidechain records, which the session reader
+refuses by design; :func:`read_agent` reads it line by line with the same event builder.
+Hook path: standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+
+from plangate import jsonio
+from plangate.gates.errors import GATE_TRANSCRIPT, GateError
+from plangate.journal import codes
+from plangate.journal.events import AssistantText, Event, HumanTurn, ToolResult, ToolUse
+from plangate.journal.reader import ERROR, READY, read_journal
+from plangate.journal.records import EventBuilder, Record, clean_bash_result
+from plangate.journal.scan import ScanRefusal, parse_line
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    from plangate.gates.timing import Deadline
+
+POLL_S = 0.05
+AGENT_MAX_BYTES = 32 * 1024 * 1024
+
+
+class View:
+    """What one read of a transcript gave: its events, and how the session was started."""
+
+    __slots__ = ("path", "exists", "events", "version", "entrypoint", "prompt_source", "matched")
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.exists = False
+        self.events: list[Event] = []
+        self.version: str | None = None
+        self.entrypoint: str | None = None
+        self.prompt_source: str | None = None
+        self.matched: int | None = None  # the record of the text that matched the stop
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.split())
+
+
+def matching_text(events: list[Event], last_message: object, after: int | None) -> int | None:
+    """The record of the last assistant text when it is the stop's message, else None.
+
+    Without a message to look for, the transcript counts as settled (record -1).
+    """
+    if not isinstance(last_message, str) or not last_message.strip():
+        return -1
+    wanted = _normal(last_message)
+    for event in reversed(events):
+        if isinstance(event, AssistantText) and event.text:
+            have = _normal(event.text)
+            if after is not None and event.record <= after:
+                return None
+            if have and (wanted.endswith(have) or have.endswith(wanted)):
+                return event.record
+            return None
+    return None
+
+
+def _needed(ordered: list[Record], armed: Callable[[list[Event]], bool] | None) -> Iterable[Record]:
+    """The records a gate needs in full.
+
+    Always the typed turns and the last assistant text (to see whether the transcript holds
+    the stop's message). When ``armed`` finds a load in the index (the calls that load a skill
+    are small, so their input is in the index), also every assistant message and Bash result.
+    """
+    events = [event for record in ordered for event in record.events]
+    everything = armed is None or armed(events)
+    bash = {e.tool_use_id for e in events if isinstance(e, ToolUse) and e.name == "Bash"}
+    last_text = next(
+        (r.index for r in reversed(ordered) if any(isinstance(e, AssistantText) for e in r.events)),
+        None,
+    )
+    for record in ordered:
+        if record.index == last_text or (everything and record.role == "assistant"):
+            yield record
+            continue
+        for event in record.events:
+            if isinstance(event, HumanTurn) or (
+                everything and isinstance(event, ToolResult) and event.tool_use_id in bash
+            ):
+                yield record
+                break
+
+
+def read_main(
+    path: str, session_id: str, armed: Callable[[list[Event]], bool] | None = None
+) -> tuple[View, list[Record]]:
+    """One read of the session transcript; ``GATE_TRANSCRIPT`` when the reader refuses it.
+
+    ``armed`` decides from the index whether the whole run is needed (see :func:`_needed`).
+    """
+    view = View(path)
+    captured: list[list[Record]] = []
+
+    def select(ordered: list[Record]) -> Iterable[Record]:
+        captured.append(ordered)
+        return list(_needed(ordered, armed))
+
+    verdict = read_journal(path, session_id=session_id, select=select)
+    view.exists = verdict.exists
+    view.version = verdict.claude_code_version
+    if verdict.status == ERROR:
+        reason = verdict.reason or "unknown"
+        raise GateError(GATE_TRANSCRIPT, f"the transcript was refused ({reason}): {verdict.detail}")
+    if verdict.status == READY:
+        view.events = verdict.events
+    return view, captured[0] if captured else []
+
+
+def _session_fields(path: str, ordered: list[Record], events: list[Event]) -> dict[str, object]:
+    """``entrypoint`` and ``promptSource`` of the latest typed turn's record (one line read)."""
+    turn = next((e for e in reversed(events) if isinstance(e, HumanTurn)), None)
+    if turn is None:
+        return {}
+    record = next((r for r in ordered if r.index == turn.record), None)
+    if record is None:
+        return {}
+    try:
+        with open(path, "rb") as stream:
+            stream.seek(record.offset)
+            data = stream.read(record.length)
+        raw = jsonio.loads(data.decode("utf-8"))
+    except (OSError, UnicodeDecodeError, jsonio.JSONError):
+        return {}
+    return raw if isinstance(raw, dict) else {}
+
+
+def read_agent(path: str, agent_id: str | None) -> View:
+    """One read of a subagent's transcript: its complete lines, in file order."""
+    view = View(path)
+    # Non-blocking: a FIFO named like a transcript is refused, never waited on.
+    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        descriptor = os.open(path, flags)
+    except FileNotFoundError:
+        return view
+    except OSError as error:
+        raise GateError(
+            GATE_TRANSCRIPT, f"the subagent transcript cannot be opened ({error.strerror})"
+        ) from None
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
+            raise GateError(GATE_TRANSCRIPT, "the subagent transcript is not a regular file")
+        if info.st_size > AGENT_MAX_BYTES:
+            raise GateError(GATE_TRANSCRIPT, "the subagent transcript is over 32 MiB")
+        chunks = []
+        while True:
+            chunk = os.read(descriptor, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(descriptor)
+    view.exists = True
+    data = b"".join(chunks)
+    end = data.rfind(b"\n")
+    builder = EventBuilder(full=True)
+    events: list[Event] = []
+    base = 0
+    offset = 0
+    for index, line in enumerate(data[: end + 1].split(b"\n")[:-1] if end >= 0 else []):
+        start = offset
+        offset += len(line) + 1
+        if not line.strip():
+            continue
+        try:
+            raw = parse_line(line, index)
+        except ScanRefusal as refusal:
+            raise GateError(GATE_TRANSCRIPT, f"the subagent transcript: {refusal.detail}") from None
+        owner = raw.get("agentId")
+        if agent_id is not None and owner not in (None, agent_id):
+            continue
+        version, entrypoint = raw.get("version"), raw.get("entrypoint")
+        if view.version is None and isinstance(version, str):
+            view.version = version
+        if view.entrypoint is None and isinstance(entrypoint, str):
+            view.entrypoint = entrypoint
+        clean = {key: value for key, value in raw.items() if key != "agentId"}
+        record = Record(index, start, len(line), clean)
+        built, slots = builder.build(clean, record, base)
+        base += max(slots, 1)
+        events.extend(built)
+    bash = {e.tool_use_id for e in events if isinstance(e, ToolUse) and e.name == "Bash"}
+    for event in events:
+        if isinstance(event, ToolResult) and event.tool_use_id in bash:
+            clean_bash_result(event)
+    view.events = events
+    return view
+
+
+def settled(
+    read: Callable[[], View],
+    last_message: object,
+    after: int | None,
+    deadline: Deadline,
+    *,
+    sleep: Callable[[float], None] = time.sleep,
+) -> tuple[View, bool]:
+    """Read until the transcript holds the stop's message or the settle budget is spent."""
+    until = time.monotonic() + deadline.settle_budget
+    unrecognized_once = False
+    while True:
+        try:
+            view = read()
+        except GateError as error:
+            # An unknown root shape can be a record being written: both reads must agree.
+            if codes.UNRECOGNIZED_SHAPE in error.why and not unrecognized_once:
+                unrecognized_once = True
+                continue
+            raise
+        matched = matching_text(view.events, last_message, after)
+        if matched is not None:
+            view.matched = matched
+            return view, True
+        if time.monotonic() >= until:
+            return view, False
+        deadline.check("re-reading the transcript")
+        sleep(POLL_S)
+
+
+def read_session(
+    path: str,
+    session_id: str,
+    last_message: object,
+    after: int | None,
+    deadline: Deadline,
+    armed: Callable[[list[Event]], bool] | None = None,
+) -> tuple[View, bool]:
+    """The settled session transcript, with the latest typed turn's entrypoint and source."""
+    holder: list[list[Record]] = []
+
+    def read() -> View:
+        view, ordered = read_main(path, session_id, armed)
+        holder[:] = [ordered]
+        return view
+
+    view, done = settled(read, last_message, after, deadline)
+    if not view.exists:
+        raise GateError(GATE_TRANSCRIPT, "the transcript does not exist")
+    fields = _session_fields(path, holder[0] if holder else [], view.events)
+    entrypoint, source = fields.get("entrypoint"), fields.get("promptSource")
+    view.entrypoint = entrypoint if isinstance(entrypoint, str) else None
+    view.prompt_source = source if isinstance(source, str) else None
+    return view, done
+
+
+def read_subagent(
+    path: str,
+    agent_id: str | None,
+    last_message: object,
+    after: int | None,
+    deadline: Deadline,
+) -> tuple[View, bool]:
+    return settled(lambda: read_agent(path, agent_id), last_message, after, deadline)

@@ -1,0 +1,20 @@
+"""The skill gates' Stop hook: ``python -m plangate.hooks.stop``.
+
+Holds the final stop of a session that loaded /plan-ceo-review or /autoplan until the run
+meets its gate (``docs/skill-gates.md``). Reads the switches on every call: with both gates
+off it prints ``{}`` and loads nothing else. Always exits 0; a gate that breaks records an
+error marker and lets the stop through.
+"""
+
+from __future__ import annotations
+
+from plangate.gates.entry import run_gate_hook
+from plangate.gates.gate import STOP
+
+
+def main() -> int:
+    return run_gate_hook(STOP)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,19 @@
+"""The /plan-ceo-review gate's SubagentStop hook: ``python -m plangate.hooks.subagent_stop``.
+
+Gates a subagent only when its own transcript (``agent_transcript_path``) loaded
+/plan-ceo-review; every other subagent, and a payload without that path, is left alone
+(``docs/skill-gates.md``). Always exits 0.
+"""
+
+from __future__ import annotations
+
+from plangate.gates.entry import run_gate_hook
+from plangate.gates.gate import SUBAGENT_STOP
+
+
+def main() -> int:
+    return run_gate_hook(SUBAGENT_STOP)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,201 @@
+"""The real hook modules in fresh processes: one JSON line, exit 0, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from plangate.gates import markers as mk
+from plangate.gates import store
+from plangate.testing.journals import use_id
+from tests.gates.conftest import RANKED, Env, ceo_session, write_file
+
+# As the registration runs it (plangate.hooks.registry.hook_command).
+ENTRY = "from plangate.hooks.subagent_stop import main; raise SystemExit(main())"
+
+
+def _line(result: subprocess.CompletedProcess[bytes]) -> dict[str, Any]:
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.decode().splitlines()
+    assert len(lines) == 1, lines
+    assert b"Traceback" not in result.stderr
+    value = json.loads(lines[0])
+    assert isinstance(value, dict)
+    return value
+
+
+def test_with_both_gates_off_the_hook_answers_at_once_and_writes_nothing(env: Env) -> None:
+    journal = ceo_session(env)
+    journal.text("Done.")
+    payload = env.payload(journal)
+    for event in ("Stop", "SubagentStop"):
+        result = env.hook(
+            payload, event, PLANGATE_CEO_REVIEW_GATE="off", PLANGATE_AUTOPLAN_GATE="off"
+        )
+        assert _line(result) == {}
+    assert not env.state.exists()
+
+
+def test_a_blocked_stop_and_a_released_one(env: Env) -> None:
+    journal = ceo_session(env)
+    journal.text("Done.")
+    blocked = _line(env.hook(env.payload(journal)))
+    assert blocked["decision"] == "block"
+    assert blocked["reason"].startswith("PLANGATE_GATE ceo-review-gate blocked ")
+    assert "fired" in blocked["systemMessage"]
+    write_file(journal, env.project / "plan.md", RANKED)
+    journal.text("Now with ranked risks.")
+    released = _line(env.hook(env.payload(journal, stop_hook_active=True)))
+    assert "decision" not in released
+    assert " released " in released["systemMessage"]
+
+
+def test_a_payload_over_one_mebibyte_is_gate_bad_payload(env: Env) -> None:
+    journal = ceo_session(env)
+    payload = env.payload(journal, last_assistant_message="x" * (1024 * 1024))
+    result = env.hook(payload)
+    output = _line(result)
+    assert "decision" not in output
+    assert "code=GATE_BAD_PAYLOAD" in output["systemMessage"]
+    assert b"GATE_BAD_PAYLOAD" in result.stderr
+
+
+def test_a_large_last_message_under_one_mebibyte_is_judged(env: Env) -> None:
+    journal = ceo_session(env)
+    long = "The review. " * 20_000  # ~240 KiB, well over the PreToolUse limit
+    journal.text(long)
+    assert _line(env.hook(env.payload(journal)))["decision"] == "block"
+
+
+def test_input_that_is_not_json_is_gate_bad_payload(env: Env) -> None:
+    output = _line(env.hook(b"\xff not json"))
+    assert "code=GATE_BAD_PAYLOAD" in output["systemMessage"]
+    assert "session=unknown" in output["systemMessage"]
+
+
+def test_a_slow_git_ends_in_gate_timeout_within_the_deadline(env: Env) -> None:
+    tools = env.root / "bin"
+    tools.mkdir()
+    fake = tools / "git"
+    fake.write_text("#!/bin/sh\nsleep 30\n")
+    fake.chmod(0o755)
+    journal = ceo_session(env)
+    journal.text("Done.")
+    payload = env.payload(journal)
+    started = time.monotonic()
+    path = f"{tools}{os.pathsep}{os.environ.get('PATH', '')}"
+    result = env.hook(payload, PLANGATE_SKILL_GATE_DEADLINE_MS="700", PATH=path, timeout=20)
+    assert time.monotonic() - started < 5
+    output = _line(result)
+    assert "decision" not in output
+    assert "code=GATE_TIMEOUT" in output["systemMessage"]
+    entry = env.record(payload["session_id"])["gates"]["ceo_review_gate"]
+    assert entry["errors"][0]["code"] == "GATE_TIMEOUT"
+
+
+ALARM = """
+import time
+from plangate.gates.entry import _alarm
+from plangate.gates.errors import GateTimeout
+cancel = _alarm(0.1)
+started = time.monotonic()
+try:
+    time.sleep(10)
+except GateTimeout:
+    print(round(time.monotonic() - started, 1))
+cancel()
+cancel = _alarm(0.05)
+cancel()
+time.sleep(0.5)
+print("cancelled")
+"""
+
+
+def test_the_alarm_backs_up_the_deadline_and_can_be_cancelled() -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", ALARM], capture_output=True, text=True, timeout=30
+    )
+    assert result.stdout.split() == ["0.4", "cancelled"], result.stderr
+
+
+def test_a_stale_lock_is_taken_over_by_a_hook(env: Env) -> None:
+    journal = ceo_session(env)
+    journal.text("Done.")
+    payload = env.payload(journal)
+    folder = Path(store.session_folder(payload["session_id"], str(env.state)))
+    folder.mkdir(parents=True)
+    lock = folder / store.LOCK
+    lock.write_bytes(b"a hook killed long ago")
+    old = time.time() - 60
+    os.utime(lock, (old, old))
+    output = _line(env.hook(payload))
+    assert output["decision"] == "block"
+    assert not lock.exists()
+    assert env.record(payload["session_id"])["gates"]["ceo_review_gate"]["error_count"] == 0
+
+
+def _subagent_files(env: Env, count: int) -> tuple[dict[str, Any], list[Path]]:
+    journal = env.journal()
+    journal.prompt("Get reviews.")
+    session = env.payload(journal)
+    folder = Path(session["transcript_path"]).with_suffix("") / "subagents"
+    folder.mkdir(parents=True)
+    paths = []
+    for n in range(count):
+        agent = f"agent{n:02d}"
+        sub = env.journal(session_id=journal.session_id, seed=100 + n)
+        sub.subagent("Review plan.md", agent_id=agent, parent=None)
+        read = sub.tool_use("Read", {"file_path": env.skill_file("plan-ceo-review")})
+        result = sub.read_result(use_id(read), env.skill_file("plan-ceo-review"), ["x"])
+        done = sub.text("Reviewed.")
+        for record in (read, result, done):
+            record["isSidechain"], record["agentId"] = True, agent
+        path = folder / f"agent-{agent}.jsonl"
+        sub.write(path)
+        paths.append(path)
+    return session, paths
+
+
+def test_concurrent_hooks_on_one_session_record_lose_nothing(env: Env) -> None:
+    count = 8
+    session, paths = _subagent_files(env, count)
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("PLANGATE_", "CLAUDE"))}
+    base.update(env.environ)
+    processes = []
+    for n, path in enumerate(paths):
+        payload = dict(session, hook_event_name="SubagentStop", agent_id=f"agent{n:02d}")
+        payload.update(agent_transcript_path=str(path), last_assistant_message="Reviewed.")
+        process = subprocess.Popen(
+            [sys.executable, "-c", ENTRY],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=base,
+        )
+        assert process.stdin is not None
+        process.stdin.write(json.dumps(payload).encode())
+        process.stdin.close()
+        process.stdin = None  # written and closed: communicate() only reads
+        processes.append(process)
+    outputs = []
+    for process in processes:
+        out, _ = process.communicate(timeout=60)
+        assert process.returncode == 0
+        outputs.append(json.loads(out))
+    assert all(output["decision"] == "block" for output in outputs)
+    record = env.record(session["session_id"])
+    runs = record["gates"]["ceo_review_gate"]["runs"]
+    assert len(runs) == count
+    assert {run["agent"] for run in runs.values()} == {f"agent{n:02d}" for n in range(count)}
+    assert all(run["blocked"] == 1 and run["fired_at"] for run in runs.values())
+    assert record["gates"]["ceo_review_gate"]["error_count"] == 0
+    events = [mk.parse(line)[1] for line in record["markers"]]  # type: ignore[index]
+    # The session is not in a git repository: one skipped marker, whoever saw it first.
+    assert sorted(events) == ["blocked"] * count + ["fired"] * count + ["skipped"]
+    assert len(env.log("ceo-review-gate")) == 2 * count + 1
+    assert record["stops"].keys() == {f"agent:agent{n:02d}" for n in range(count)}

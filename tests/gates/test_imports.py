@@ -1,0 +1,65 @@
+"""The gates' modules are on the hook path: standard library only, nothing slow at import.
+
+``tests/hooks/test_imports.py`` checks the entry modules (``plangate.hooks.stop`` and
+``plangate.hooks.subagent_stop``); this checks every module of ``plangate.gates`` too, since
+the engine loads them while a gate is on.
+"""
+
+from __future__ import annotations
+
+import pkgutil
+import subprocess
+import sys
+
+import pytest
+
+import plangate.gates
+from tests.hooks.test_imports import HEAVY_STDLIB
+
+GATE_MODULES = sorted(
+    f"plangate.gates.{info.name}" for info in pkgutil.iter_modules(plangate.gates.__path__)
+)
+
+
+def _loaded_by(module: str) -> list[str]:
+    script = (
+        "import sys\n"
+        "before = set(sys.modules)\n"
+        f"__import__({module!r})\n"
+        "sys.stdout.write(repr(sorted(set(sys.modules) - before)))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    loaded: list[str] = eval(result.stdout)  # noqa: S307 - repr of a list of str from our probe
+    return loaded
+
+
+@pytest.mark.parametrize("module", GATE_MODULES)
+def test_gate_modules_import_only_light_stdlib_and_plangate(module: str) -> None:
+    loaded = _loaded_by(module)
+    foreign = [
+        name
+        for name in loaded
+        if name.split(".")[0] not in sys.stdlib_module_names and name.split(".")[0] != "plangate"
+    ]
+    assert foreign == [], f"{module} imports non-stdlib modules: {foreign}"
+    heavy = sorted(set(loaded) & HEAVY_STDLIB)
+    assert heavy == [], f"{module} imports slow standard-library modules: {heavy}"
+
+
+def test_the_off_path_loads_no_gate_logic() -> None:
+    script = (
+        "import io, sys\n"
+        "from plangate.hooks.stop import main\n"
+        "sys.stdin = io.TextIOWrapper(io.BytesIO(b'{}'))\n"
+        "main()\n"
+        "sys.stderr.write(repr(sorted(m for m in sys.modules if m.startswith('plangate'))))\n"
+    )
+    env = {"PATH": "/usr/bin:/bin", "PLANGATE_STATE_ROOT": "/nonexistent/state"}
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, env=env
+    )
+    assert result.stdout == "{}\n"
+    loaded = eval(result.stderr)  # noqa: S307
+    assert "plangate.gates.engine" not in loaded and "plangate.journal" not in loaded

@@ -1,0 +1,159 @@
+"""The session record: atomic, 0600, under a lock that waits 3 s and takes over after 30 s."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from plangate.gates import store
+from plangate.gates.errors import GateError
+
+SESSION = "0b1c7275-0705-4388-8338-5aa9c0a4c4cd"
+
+
+def _bump(record: dict[str, object]) -> None:
+    record["n"] = int(record.get("n", 0)) + 1  # type: ignore[call-overload]
+
+
+def test_update_creates_a_private_record(tmp_path: Path) -> None:
+    record = store.update(SESSION, _bump, state_root=str(tmp_path))
+    path = Path(store.record_path(SESSION, str(tmp_path)))
+    assert json.loads(path.read_text()) == record
+    assert record["n"] == 1 and record["schema"] == 1 and record["session"] == SESSION
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert path.parent.stat().st_mode & 0o777 == 0o700
+    assert sorted(os.listdir(path.parent)) == ["record.json"]  # no lock or temp left behind
+
+
+def test_a_held_lock_is_waited_for_then_gate_locked(tmp_path: Path) -> None:
+    folder = Path(store.session_folder(SESSION, str(tmp_path)))
+    folder.mkdir(parents=True)
+    (folder / store.LOCK).write_bytes(b"someone-else")
+    started = time.monotonic()
+    with pytest.raises(GateError) as raised:
+        store.update(SESSION, _bump, state_root=str(tmp_path), wait=0.3)
+    assert raised.value.code == "GATE_LOCKED"
+    assert 0.3 <= time.monotonic() - started < 2
+    assert (folder / store.LOCK).read_bytes() == b"someone-else"  # never released by others
+
+
+def test_a_lock_older_than_30_seconds_is_taken_over(tmp_path: Path) -> None:
+    folder = Path(store.session_folder(SESSION, str(tmp_path)))
+    folder.mkdir(parents=True)
+    lock = folder / store.LOCK
+    lock.write_bytes(b"a-dead-hook")
+    old = time.time() - 31
+    os.utime(lock, (old, old))
+    record = store.update(SESSION, _bump, state_root=str(tmp_path), wait=1)
+    assert record["n"] == 1
+    assert not lock.exists()
+    assert sorted(os.listdir(folder)) == ["record.json"]
+
+
+def test_a_lock_younger_than_30_seconds_is_not_taken_over(tmp_path: Path) -> None:
+    folder = Path(store.session_folder(SESSION, str(tmp_path)))
+    folder.mkdir(parents=True)
+    lock = folder / store.LOCK
+    lock.write_bytes(b"a-slow-hook")
+    young = time.time() - 20
+    os.utime(lock, (young, young))
+    with pytest.raises(GateError):
+        store.update(SESSION, _bump, state_root=str(tmp_path), wait=0.1)
+
+
+@pytest.mark.parametrize(
+    "content", [b"{not json", b"[]", b'{"schema": 2}', b'{"schema": 1, "gates": []}', b"\xff"]
+)
+def test_an_unusable_record_is_gate_state(tmp_path: Path, content: bytes) -> None:
+    path = Path(store.record_path(SESSION, str(tmp_path)))
+    path.parent.mkdir(parents=True)
+    path.write_bytes(content)
+    with pytest.raises(GateError) as raised:
+        store.update(SESSION, _bump, state_root=str(tmp_path))
+    assert raised.value.code == "GATE_STATE"
+    assert path.read_bytes() == content  # never overwritten
+
+
+def test_an_unwritable_state_root_is_gate_state(tmp_path: Path) -> None:
+    blocker = tmp_path / "state"
+    blocker.write_text("a file where the folder should be")
+    with pytest.raises(GateError) as raised:
+        store.update(SESSION, _bump, state_root=str(blocker))
+    assert raised.value.code == "GATE_STATE"
+
+
+def test_old_session_folders_are_cleaned_but_not_the_current_one(tmp_path: Path) -> None:
+    root = tmp_path
+    for name, age_days in (("old", 8), ("recent", 6), ("current", 30)):
+        store.update(name, _bump, state_root=str(root))
+        folder = Path(store.session_folder(name, str(root)))
+        stamp = time.time() - age_days * 86400
+        for path in (folder / "record.json", folder):
+            os.utime(path, (stamp, stamp))
+    removed = store.clean_old("current", str(root))
+    assert removed == ["old"]
+    assert sorted(store.sessions(str(root))) == ["current", "recent"]
+
+
+WORKER = textwrap.dedent(
+    """
+    import sys
+    from plangate.gates import store
+
+    def bump(record):
+        counts = record.setdefault("counts", {})
+        counts[sys.argv[2]] = counts.get(sys.argv[2], 0) + 1
+
+    for _ in range(int(sys.argv[3])):
+        store.update(sys.argv[1], bump, state_root=sys.argv[4])
+    """
+)
+READER = textwrap.dedent(
+    """
+    import json, os, sys, time
+    path, done = sys.argv[1], sys.argv[2]
+    bad = reads = 0
+    end = time.monotonic() + 60
+    while time.monotonic() < end and not os.path.exists(done):
+        reads += 1
+        try:
+            with open(path, "rb") as stream:
+                json.loads(stream.read())
+        except FileNotFoundError:
+            pass
+        except ValueError:
+            bad += 1
+    print(bad, reads)
+    """
+)
+
+
+def test_concurrent_processes_lose_nothing_and_never_corrupt_the_record(tmp_path: Path) -> None:
+    workers, rounds = 6, 40
+    path = store.record_path(SESSION, str(tmp_path))
+    done = tmp_path / "done"
+    reader = subprocess.Popen(
+        [sys.executable, "-c", READER, path, str(done)], stdout=subprocess.PIPE, text=True
+    )
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, SESSION, f"w{n}", str(rounds), str(tmp_path)]
+        )
+        for n in range(workers)
+    ]
+    for process in processes:
+        assert process.wait(timeout=60) == 0
+    done.touch()
+    out, _ = reader.communicate(timeout=60)
+    bad, reads = out.split()
+    assert bad == "0" and int(reads) > 0
+    record = json.loads(Path(path).read_text())
+    assert record["counts"] == {f"w{n}": rounds for n in range(workers)}
+    assert sorted(os.listdir(Path(path).parent)) == ["record.json"]
