@@ -1,6 +1,7 @@
 # Two commands do everything on a fresh machine:
 #   make demo   installs what plangate needs, then runs a real Claude Code session on the stand-in model
-#   make test   installs what the tests need, then runs lint, types and the whole test suite
+#   make test   installs what the tests need (Python packages, Claude Code, PostgreSQL and
+#               Chromium from apt when missing), then runs lint, types and the whole test suite
 # Both are safe to repeat; the set-up steps only redo work when their inputs changed.
 
 PYTHON ?= python3
@@ -8,12 +9,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 CLAUDE := node_modules/@anthropic-ai/claude-code-linux-x64/claude
 
-.PHONY: demo test setup lint types pytest bench clean
+.PHONY: demo test setup services lint types pytest bench clean
 
 demo: setup
 	$(BIN)/plangate demo
 
-test: setup lint types pytest
+test: setup services lint types pytest
 
 setup: $(VENV)/.installed $(CLAUDE)
 
@@ -28,6 +29,9 @@ $(CLAUDE): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	$(CLAUDE) --version
 	touch $@
+
+services:
+	./scripts/ensure-test-services
 
 lint:
 	$(BIN)/ruff check src tests benchmarks
