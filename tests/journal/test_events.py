@@ -112,11 +112,13 @@ def test_a_read_result_carries_the_range_it_delivered(journal: Journal, tmp_path
     journal.text("Read.")
     verdict = judge(journal, tmp_path, full=True)
     (part_result,) = verdict.results_for(use_id(part))
-    assert part_result.file == ReadRange("/p/a.md", 10, 5, 100)
+    assert part_result.file == ReadRange("/p/a.md", 10, 5, 100, "l\nl\nl\nl\nl\n")
     assert (part_result.file.end_line, part_result.file.covers_whole_file) == (14, False)
     assert part_result.file.is_dedup_witness is False
     (whole_result,) = verdict.results_for(use_id(whole))
-    assert whole_result.file == ReadRange("/p/b.md", 1, 3, 3)
+    assert whole_result.file is not None and whole_result.file.content is not None
+    assert whole_result.file == ReadRange("/p/b.md", 1, 3, 3, whole_result.file.content)
+    assert whole_result.file.content.startswith("a\nb\nc")
     assert whole_result.file.covers_whole_file is True
     (dedup,) = verdict.results_for(use_id(again))
     assert dedup.file == ReadRange("/p/b.md", None, None, None)

@@ -89,10 +89,11 @@ def decide(
     installation: Installation,
 ) -> None:
     history = History(before)
-    if disarmed(history, installation):
+    over, outside = disarmed(history, installation)
+    if over:
         return
     binding = bind(history, installation)
-    entered = [event for event in before if event.order > binding.start]
+    entered = [e for e in before if e.order > binding.start and e.order not in outside]
     validate_call(call, current, binding, installation)
     state = reconstruct(entered, history, binding, installation, current)
     batch_rule(entered, history, current, call, installation)
@@ -118,22 +119,29 @@ def decide(
 # --- 1. is the invocation over? ---------------------------------------------------------
 
 
-def disarmed(history: History, installation: Installation) -> bool:
-    """An unrelated request typed after the turn ended (and every background reviewer
-    reported back) ends the invocation: the guard no longer applies."""
+def disarmed(history: History, installation: Installation) -> tuple[bool, set[int]]:
+    """Whether the invocation is over, and the orders of events outside any invocation.
+
+    An unrelated request typed after the turn ended (and after every background reviewer
+    reported back) ends the invocation: the guard no longer applies, and what happens until
+    the next literal init is not part of /autoplan's run (a phase entry made then does not
+    count). A ``/autoplan`` typed again needs its own init first (``init_own``).
+    """
     reviewers: set[str] = set()
     launched: set[str] = set()
     notified: set[str] = set()
     turn_ended = False
     latest: HumanTurn | None = None
-    ended_before_latest = False
+    outside = False
     init_after = False
+    orders: set[int] = set()
     for event in history.events:
         if isinstance(event, ToolUse):
             if event.name == "Agent" and event.input and isinstance(event.input.get("prompt"), str):
                 if layout.reviewer_phase(event.input["prompt"]) is not None:
                     reviewers.add(event.tool_use_id)
-            elif latest is not None and _init_call(event, installation) is not None:
+            elif _init_call(event, installation) is not None:
+                outside = False
                 init_after = True
         elif isinstance(event, ToolResult):
             if event.tool_use_id in reviewers and event.is_async:
@@ -145,15 +153,15 @@ def disarmed(history: History, installation: Installation) -> bool:
                 turn_ended = True
         elif isinstance(event, HumanTurn):
             latest = event
-            ended_before_latest = turn_ended
             init_after = False
+            outside = latest.command != layout.SKILL_NAME and turn_ended
+        if outside:
+            orders.add(event.order)
     if latest is None:
-        return False
-    if latest.command == layout.SKILL_NAME:
-        if not init_after:
-            raise Refusal("init_own")
-        return False
-    return ended_before_latest and not init_after
+        return False, orders
+    if latest.command == layout.SKILL_NAME and not init_after:
+        raise Refusal("init_own")
+    return outside, orders
 
 
 # --- 2. the invocation's init -----------------------------------------------------------
@@ -282,19 +290,24 @@ def reconstruct(
     current: ToolUse,
 ) -> PhaseState:
     state = PhaseState()
+    counted: set[str] = set()
     for event in entered:
         if not isinstance(event, ToolUse) or event.tool_use_id == current.tool_use_id:
             continue
         created = _checkpoint_created(event, history, binding, installation)
         if created is not None:
             phase, manifest, order = created
+            if manifest in counted:
+                continue  # a result repeating a counted checkpoint changes nothing
+            counted.add(manifest)
+            # prepare-close binds the phase's latest checkpoint, so the latest one counts.
             if state.phase is not None and number(phase) < number(state.phase):
                 state.phase, state.entry_order = phase, order
                 state.checkpoints[phase] = manifest
             elif phase == state.phase:
-                state.checkpoints.setdefault(phase, manifest)
+                state.checkpoints[phase] = manifest
             else:
-                state.prepared.setdefault(phase, manifest)
+                state.prepared[phase] = manifest
             continue
         entry = _consumed_entry(event, history, binding, installation)
         if entry is None:
@@ -318,7 +331,7 @@ def reconstruct(
                     continue  # an unpublished entry cannot move the session on
             state.phase, state.entry_order = entry, event.order
             if entry in state.prepared:
-                state.checkpoints.setdefault(entry, state.prepared[entry])
+                state.checkpoints[entry] = state.prepared.pop(entry)
     return state
 
 
@@ -361,7 +374,21 @@ def _consumed_entry(
         validate_call(call, use, binding, installation)
     except Refusal:
         return None
+    if call.kind != calls.DISPATCH and not _read_in_full(
+        use, call.path or "", history, installation
+    ):
+        return None
     return call.phase
+
+
+def _read_in_full(use: ToolUse, path: str, history: History, installation: Installation) -> bool:
+    """A phase-entry Read counts only when its result delivered the file's real lines."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(layout.MAX_ARTIFACT_BYTES + 1)
+    except OSError:
+        return False
+    return delivered_lines(use, path, _lines(data), history, installation) is not None
 
 
 # --- 5. one message, one phase ------------------------------------------------------------
@@ -493,6 +520,7 @@ def _coverage(
 ) -> int:
     """Every line of the packet was delivered by Reads of it; the order of the last one."""
     lines = layout.line_count(data)
+    file_lines = _lines(data)
     covered: set[int] = set()
     close_order = -1
     for event in events:
@@ -500,20 +528,96 @@ def _coverage(
             continue
         if _close_packet_path(event, binding, installation) != packet:
             continue
-        result = history.single_success(event)
-        if result is None or result.file is None:
+        delivered = delivered_lines(event, packet, file_lines, history, installation)
+        if delivered is None:
             continue
-        delivered = result.file
-        if delivered.start_line is None or delivered.num_lines is None:
-            continue
-        if delivered.total_lines is not None and delivered.total_lines != lines:
-            continue
-        first, last = delivered.start_line, delivered.start_line + delivered.num_lines - 1
-        covered.update(range(max(first, 1), min(last, lines) + 1))
-        close_order = max(close_order, result.order)
+        first, last, order = delivered
+        covered.update(range(first, last + 1))
+        close_order = max(close_order, order)
     if len(covered) < lines:
         raise Refusal("close_incomplete", f"{len(covered)} of {lines} lines read")
     return close_order
+
+
+def _lines(data: bytes) -> list[str] | None:
+    """A file's lines as Claude Code's Read counts them (a final newline adds an empty
+    line), each without the CR of a CRLF ending; None when it is not UTF-8."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+
+
+def _read_window(use: ToolUse) -> tuple[int, int | None] | None:
+    tool_input = use.input or {}
+    offset, limit = tool_input.get("offset", 1), tool_input.get("limit")
+    if not isinstance(offset, int) or isinstance(offset, bool) or offset < 1:
+        return None
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
+        return None
+    return offset, limit
+
+
+def delivered_lines(
+    use: ToolUse,
+    path: str,
+    file_lines: list[str] | None,
+    history: History,
+    installation: Installation,
+) -> tuple[int, int, int] | None:
+    """The lines ``(first, last)`` a Read of ``path`` really delivered, checked against the
+    file's current lines, and the order of the result that delivered them.
+
+    Claude Code answers a Read of unchanged lines it already delivered with a short "file
+    unchanged" reply; that reply counts only by following it back to an identical earlier
+    Read whose own result delivered the lines.
+    """
+    window = _read_window(use)
+    if file_lines is None or window is None:
+        return None
+    seen: set[str] = set()
+    current = use
+    answered_at: int | None = None
+    while True:
+        result = history.single_success(current)
+        if result is None or result.file is None or current.tool_use_id in seen:
+            return None
+        seen.add(current.tool_use_id)
+        if answered_at is None:
+            answered_at = result.order
+        delivered = result.file
+        if calls.resolve(delivered.file_path, installation.cwd) != path:
+            return None
+        if result.is_dedup_reply and delivered.is_dedup_witness:
+            earlier = [
+                e
+                for e in history.events
+                if isinstance(e, ToolUse)
+                and e.name == "Read"
+                and e.order < current.order
+                and e.input is not None
+                and isinstance(e.input.get("file_path"), str)
+                and calls.resolve(e.input["file_path"], installation.cwd) == path
+                and _read_window(e) == window
+            ]
+            if not earlier:
+                return None
+            current = earlier[-1]
+            continue
+        first, count = delivered.start_line, delivered.num_lines
+        if first is None or count is None or delivered.content is None or count < 1:
+            return None
+        offset, limit = window
+        if first != offset or (limit is not None and limit < count):
+            return None
+        if delivered.total_lines != len(file_lines) or first + count - 1 > len(file_lines):
+            return None
+        content = delivered.content.split("\n")
+        content = [line[:-1] if line.endswith("\r") else line for line in content]
+        if content != file_lines[first - 1 : first - 1 + count]:
+            return None
+        return first, first + count - 1, answered_at
 
 
 def _edits_active_plan(use: ToolUse, binding: Binding, installation: Installation) -> bool:

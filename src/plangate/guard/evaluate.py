@@ -11,6 +11,7 @@ import sys
 
 from plangate.autoplan import layout
 from plangate.guard import calls
+from plangate.guard.commands import split_literal
 from plangate.guard.decide import Installation, decide
 from plangate.guard.observe import JOURNAL, PAYLOAD, Observation, observe
 from plangate.guard.outcome import Refusal
@@ -70,7 +71,10 @@ def project_dir_of(payload: dict[str, Any]) -> str:
 
 
 def evaluate(payload: dict[str, Any], call: calls.GuardedCall) -> Evaluation:
-    project_dir = project_dir_of(payload)
+    try:
+        project_dir = project_dir_of(payload)
+    except Refusal as refusal:
+        return Evaluation(refusal.code, "none", None, refusal.detail)
     cwd = str(payload["cwd"])
     tool_use_id = str(payload["tool_use_id"])
     seen = observe(
@@ -190,11 +194,16 @@ def _newer_than_checked(version: str | None) -> bool:
 
 
 def invocation_window(ordered: list[Record]) -> Iterable[Record]:
-    """The records the decision needs in full: every plangate Bash call and its results, and
-    everything from the latest human turn at or before the last init onwards."""
+    """The records the decision needs in full.
+
+    Every plangate Bash call and its results, and everything from the human turn before the
+    init that binds the invocation. A re-run init of the same plans (``reused: true``) keeps
+    the earlier binding, so the window reaches back over the whole trailing run of inits
+    naming the same active plan and restore point.
+    """
     chosen: set[int] = set()
     bash_ids: set[str] = set()
-    last_init = -1
+    inits: list[tuple[int, tuple[str, ...] | None]] = []
     for position, record in enumerate(ordered):
         for event in record.events:
             if isinstance(event, ToolUse) and event.name == "Bash":
@@ -203,14 +212,29 @@ def invocation_window(ordered: list[Record]) -> Iterable[Record]:
                     bash_ids.add(event.tool_use_id)
                     chosen.add(position)
                     if command is None or " init " in f" {command} ":
-                        last_init = position
+                        inits.append((position, _init_pair(command)))
             elif isinstance(event, ToolResult) and event.tool_use_id in bash_ids:
                 chosen.add(position)
+    earliest = -1
+    if inits:
+        earliest, pair = inits[-1]
+        for position, other in reversed(inits[:-1]):
+            if pair is not None and other is not None and other != pair:
+                break
+            earliest = position
     start = 0
     for position, record in enumerate(ordered):
-        if last_init >= 0 and position > last_init:
+        if earliest >= 0 and position > earliest:
             break
         if any(event.kind == "human_turn" for event in record.events):
             start = position
     chosen.update(range(start, len(ordered)))
     return [ordered[position] for position in sorted(chosen)]
+
+
+def _init_pair(command: object) -> tuple[str, ...] | None:
+    """The (active plan, restore point) an init command names, when it can be read."""
+    words = split_literal(command) if isinstance(command, str) else None
+    if words is None or len(words) != 6 or words[1:3] != ["autoplan", "init"]:
+        return None
+    return (words[4], words[5])

@@ -70,9 +70,7 @@ def lagged(events: list[Event]) -> bool:
     sibling still running) is about to be written. Both resolve by waiting.
     """
     answered = {event.tool_use_id for event in events if isinstance(event, ToolResult)}
-    return any(
-        isinstance(event, ToolUse) and event.tool_use_id not in answered for event in events
-    )
+    return any(isinstance(event, ToolUse) and event.tool_use_id not in answered for event in events)
 
 
 def observe(
@@ -109,7 +107,15 @@ def observe(
                 for event in verdict.events
             ):
                 return Observation(verdict, JOURNAL)
-            if not lagged(verdict.events):
+            stray = verdict.stray_tool_uses.get(tool_use_id)
+            if stray is not None and stray != "unreachable":
+                return Observation(
+                    verdict,
+                    JOURNAL,
+                    "current_mismatch",
+                    f"the journal records this call in {stray}",
+                )
+            if stray is None and not lagged(verdict.events):
                 return Observation(verdict, PAYLOAD)
         elif verdict.reason is not None:
             code = codes.base_code(verdict.reason)

@@ -51,8 +51,12 @@ def declares(text: str, phase: str) -> bool:
     return any(found == number for found in declared_numbers(text))
 
 
+_WITHDRAWALS = ("withdrawn", "withdraw", "retracted", "not complete", "incomplete", "cancel")
+
+
 def declared_numbers(text: str) -> list[str]:
     numbers: list[str] = []
+    recaps: list[str] = []  # "with" recaps a later withdrawal line in the message cancels
     fence: str | None = None
     previous = ""
     for raw in text.splitlines():
@@ -73,6 +77,12 @@ def declared_numbers(text: str) -> list[str]:
             number = _declaration(stripped)
             if number is not None:
                 numbers.append(number)
+                if " with " in stripped.lower():
+                    recaps.append(number)
+            elif recaps and any(word in stripped.lower() for word in _WITHDRAWALS):
+                for withdrawn in recaps:
+                    numbers.remove(withdrawn)
+                recaps = []
         if stripped:
             previous = stripped
     return numbers

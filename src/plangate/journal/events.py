@@ -60,7 +60,7 @@ class Event:
 class ReadRange:
     """What a Read delivered: the file and the lines (1-based) it covered."""
 
-    __slots__ = ("file_path", "start_line", "num_lines", "total_lines")
+    __slots__ = ("file_path", "start_line", "num_lines", "total_lines", "content")
 
     def __init__(
         self,
@@ -68,11 +68,13 @@ class ReadRange:
         start_line: int | None,
         num_lines: int | None,
         total_lines: int | None,
+        content: str | None = None,
     ) -> None:
         self.file_path = file_path
         self.start_line = start_line
         self.num_lines = num_lines
         self.total_lines = total_lines
+        self.content = content  # the delivered lines; kept only when records load in full
 
     @property
     def is_dedup_witness(self) -> bool:

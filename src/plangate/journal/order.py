@@ -54,9 +54,7 @@ def own(records: list[Record], owners: list[str] | None) -> Ownership:
     ``foreign_cwd``; otherwise the first. ``owners=None`` judges the content alone, taking the
     root's own folder as the owner.
     """
-    first = next(
-        (r for r in records if not r.metadata and r.role in ("user", "assistant")), None
-    )
+    first = next((r for r in records if not r.metadata and r.role in ("user", "assistant")), None)
     if first is None:
         return Ownership(None, [], [])
     by_uuid, duplicate = _index(records)
@@ -155,7 +153,7 @@ def _root_checks(
         for record in top[:-1]:
             if not record.session_start:
                 return codes.unrecognized(f"preamble:{record.shape}")
-        if top[-1].role != "user":
+        if top[-1].role != "user" or top[-1].type != "user":
             return codes.unrecognized(f"first_turn:{top[-1].shape}")
     if _other_roots(root, records, by_uuid):
         return codes.COMPETING_ROOT

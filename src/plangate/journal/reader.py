@@ -58,6 +58,7 @@ class Verdict:
         "exists",
         "genesis",
         "owner",
+        "stray_tool_uses",
     )
 
     def __init__(self, path: str, session_id: str | None) -> None:
@@ -79,6 +80,9 @@ class Verdict:
         self.exists = False
         self.genesis = False
         self.owner: str | None = None
+        # Tool calls recorded outside the owned conversation, by id: where they are
+        # ("another session", "a subagent record", "unreachable" when an ancestor is missing).
+        self.stray_tool_uses: dict[str, str] = {}
 
     @property
     def ready(self) -> bool:
@@ -212,6 +216,8 @@ def _read_open(
         return verdict.refuse(ownership.reason, _explain(ownership.reason))
     ordered = ownership.ordered
     verdict.owned = len(ordered)
+    verdict.stray_tool_uses = dict(found.stray)
+    _note_unplaced(records, ordered, found.foreign_uuids, verdict.stray_tool_uses)
     for record in reversed(ordered):
         if record.version is not None:
             verdict.claude_code_version = record.version
@@ -235,6 +241,34 @@ def _read_open(
     verdict.events = events
     verdict.status = READY
     return verdict
+
+
+def _note_unplaced(
+    records: list[Record], ordered: list[Record], foreign: set[str], stray: dict[str, str]
+) -> None:
+    """Tool calls in records the conversation does not reach, and why: an ancestor not
+    written yet (``unreachable``), or one that belongs elsewhere."""
+    placed = {record.index for record in ordered}
+    by_uuid = {record.uuid: record for record in records if record.uuid is not None}
+    for record in records:
+        if record.index in placed or not record.events:
+            continue
+        where = "outside the conversation"
+        if record.node:
+            where = "unreachable"
+            current: Record | None = record
+            seen: set[int] = set()
+            while current is not None and current.parent is not None:
+                if current.index in seen:
+                    break
+                seen.add(current.index)
+                if current.parent in foreign:
+                    where = "another session"
+                    break
+                current = by_uuid.get(current.parent)
+        for event in record.events:
+            if isinstance(event, ToolUse):
+                stray.setdefault(event.tool_use_id, where)
 
 
 def _one_session(records: list[Record], verdict: Verdict) -> list[Record]:

@@ -394,11 +394,13 @@ def _result_event(
     if isinstance(tool_use_result, dict):
         file_info = tool_use_result.get("file")
         if isinstance(file_info, dict) and isinstance(file_info.get("filePath"), str):
+            delivered = file_info.get("content") if full else None
             file_range = ReadRange(
                 file_info["filePath"],
                 _int_or_none(file_info.get("startLine")),
                 _int_or_none(file_info.get("numLines")),
                 _int_or_none(file_info.get("totalLines")),
+                delivered if isinstance(delivered, str) else None,
             )
         is_async = (
             tool_use_result.get("isAsync") is True

@@ -54,6 +54,8 @@ class Scan:
         "first_version",
         "first_version_agent",
         "skipped",
+        "stray",
+        "foreign_uuids",
     )
 
     def __init__(self) -> None:
@@ -65,6 +67,8 @@ class Scan:
         self.first_version: str | None = None
         self.first_version_agent = False
         self.skipped = 0
+        self.stray: dict[str, str] = {}
+        self.foreign_uuids: set[str] = set()
 
 
 def scan(
@@ -182,8 +186,14 @@ def _line(
     record_session = raw.get("sessionId")
     if session_id is not None and record_session != session_id:
         result.skipped += 1
+        _note_stray(raw, result, "another session")
+        uuid = raw.get("uuid")
+        if isinstance(uuid, str):
+            result.foreign_uuids.add(uuid)
         return
     record = Record(index, offset, len(line), raw)
+    if record.agent or (record.sidechain and not record.metadata):
+        _note_stray(raw, result, "a subagent record")
     # Prefer the parent session's version; a subagent file only has its own.
     if record.version is not None and (
         result.first_version is None or (result.first_version_agent and not record.agent)
@@ -192,6 +202,20 @@ def _line(
         result.first_version_agent = record.agent
     record.events, record.slots = builder.build(raw, record, 0)
     result.records.append(record)
+
+
+def _note_stray(raw: dict[str, object], result: Scan, where: str) -> None:
+    """Remember tool calls written outside this session's conversation: the guard must not
+    mistake a call recorded there for one Claude Code has not written yet."""
+    message = raw.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        return
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "tool_use":
+            tool_use_id = block.get("id")
+            if isinstance(tool_use_id, str):
+                result.stray[tool_use_id] = where
 
 
 def parse_line(line: bytes, index: int) -> dict[str, object]:

@@ -151,14 +151,7 @@ def _forge(session: SimulatedSession, flow: Flow, how: str) -> None:
         "orphan",
         "result_before_use",
         "foreign_invocation",
-        pytest.param(
-            "reflected_old",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="guard bug: a checkpoint result that reflects an already-counted "
-                "manifest reopens its phase (each checkpoint path should count once)",
-            ),
-        ),
+        pytest.param("reflected_old"),
         "altered_identity",
         "altered_prompt",
         "extra_key",
@@ -181,11 +174,6 @@ def test_e05_29_prepare_close_does_not_start_a_checkpoint_generation(
     assert_allowed(flow.attempt(flow.driver_read("tasks")))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="guard bug: a second checkpoint in the same phase is bound by prepare-close "
-    "(latest checkpoint) but the guard keeps the phase's first checkpoint -> close_stale",
-)
 def test_e05_30_second_checkpoint_in_a_phase_still_closes_with_the_latest_packet(
     flow: Flow, session: SimulatedSession
 ) -> None:

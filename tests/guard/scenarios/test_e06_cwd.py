@@ -48,21 +48,14 @@ def test_e06_33_after_cd_the_report_is_still_required(
     assert_allowed(flow.attempt(Call.read("sections/ceo-phase.md")))
 
 
-BAD_PROJECT_DIR = pytest.mark.xfail(
-    strict=True,
-    reason="guard bug: evaluate() calls project_dir_of() outside its try, so the hook_input "
-    "Refusal escapes to the crash handler and becomes `installation` (Detail: Refusal)",
-)
-
-
 @pytest.mark.parametrize(
     ("value", "code"),
     [
         (None, "foreign_cwd"),
-        pytest.param("", "hook_input", marks=BAD_PROJECT_DIR),
-        pytest.param("project", "hook_input", marks=BAD_PROJECT_DIR),
+        pytest.param("", "hook_input"),
+        pytest.param("project", "hook_input"),
         ("/", "foreign_cwd"),
-        pytest.param("{project}/.", "hook_input", marks=BAD_PROJECT_DIR),
+        pytest.param("{project}/.", "hook_input"),
     ],
     ids=["absent", "empty", "relative", "foreign", "unnormalized"],
 )
@@ -110,31 +103,9 @@ MUTATIONS = {
         "competing_root",
         "duplicate_root",
         "wrong_current_input",
-        pytest.param(
-            "sidechain_current",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="guard bug: a record outside the conversation that carries "
-                "the current tool_use id is ignored; the call is judged on the payload path",
-            ),
-        ),
-        pytest.param(
-            "dangling_parent_current",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="guard bug: the current call written under an unknown (not yet "
-                "written) parent is dropped from the conversation and judged on the payload path "
-                "at once, instead of waiting for the missing ancestor (journal_lag)",
-            ),
-        ),
-        pytest.param(
-            "foreign_session_current",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="guard bug: the current call written with another sessionId "
-                "is skipped; the call is judged on the payload path",
-            ),
-        ),
+        pytest.param("sidechain_current"),
+        pytest.param("dangling_parent_current"),
+        pytest.param("foreign_session_current"),
     ],
 )
 def test_e06_35_journal_mutations_after_cd_are_denied(

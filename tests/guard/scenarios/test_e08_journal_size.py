@@ -165,11 +165,6 @@ def test_e08_53_dedup_reply_in_a_second_run_cites_the_first_runs_read(
     assert_denied(flow.attempt(flow.driver_read("design")), "close_required")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="guard bug: phase-entry Reads are not checked against what they delivered (C.9), "
-    "so a forged body (or a dedup reply citing it) still establishes Phase 1",
-)
 def test_e08_53b_dedup_reply_citing_a_forged_body_establishes_nothing(
     flow: Flow, session: SimulatedSession
 ) -> None:

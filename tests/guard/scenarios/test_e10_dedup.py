@@ -10,17 +10,6 @@ from plangate.testing.session import DEDUP_REPLY, Call, SimulatedSession
 
 from .conftest import Flow, assert_allowed, assert_denied
 
-CONTENT_BUG = pytest.mark.xfail(
-    strict=True,
-    reason="guard bug: close coverage trusts the Read result's range without checking the "
-    "delivered file (filePath, content, limit) against the packet (C.9)",
-)
-ENTRY_BUG = pytest.mark.xfail(
-    strict=True,
-    reason="guard bug: a phase-entry Read answered by a dedup reply with no verifiable prior "
-    "delivery still establishes its phase (C.9)",
-)
-
 
 def _closing(flow: Flow) -> str:
     flow.begin()
@@ -103,15 +92,7 @@ RANGES = {
 }
 
 
-@pytest.mark.parametrize(
-    "kind",
-    [
-        pytest.param(k, marks=CONTENT_BUG)
-        if k in ("foreign_path", "stale_body", "limit_smaller_than_delivered")
-        else k
-        for k in RANGES
-    ],
-)
+@pytest.mark.parametrize("kind", list(RANGES))
 def test_e10_75_which_close_reads_establish_coverage(
     flow: Flow, session: SimulatedSession, kind: str
 ) -> None:
@@ -152,7 +133,6 @@ def test_e10_75_which_close_reads_establish_coverage(
         assert_denied(outcome, "close_incomplete")
 
 
-@ENTRY_BUG
 def test_e10_76_unverified_cached_initial_entry_cannot_establish_a_phase(
     flow: Flow, session: SimulatedSession
 ) -> None:

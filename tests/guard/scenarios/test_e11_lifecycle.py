@@ -202,12 +202,6 @@ def test_e11_85_same_restore_reinit_after_release_rearms_with_the_outstanding_re
     assert_denied(flow.attempt(flow.driver_read("design")), "publication_missing")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="guard bug: after a reused re-init, invocation_window() reloads records only from "
-    "the human turn before that init, while bind() keeps the first init: the earlier "
-    "published report is indexed without its text, so it is publication_missing",
-)
 def test_e11_85b_reinit_after_release_keeps_the_earlier_publication(
     flow: Flow, session: SimulatedSession
 ) -> None:

@@ -202,11 +202,6 @@ def test_e12_104_repair_tools_same_phase_artifacts_and_other_agents_are_allowed(
     assert plain.output == {} and plain.log == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="guard bug: Reads delivered while the invocation was disarmed still count as "
-    "phase entries after a re-arming init (C.6 step 4 excludes disarmed events)",
-)
 def test_e12_105_rearming_excludes_reads_made_while_disarmed(
     make_session,
 ) -> None:  # type: ignore[no-untyped-def]

@@ -47,11 +47,6 @@ def test_e13_106_session_start_attachment_roots_are_read(
     assert_allowed(flow.attempt(flow.driver_read("design")), path="journal")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="guard bug: an `attachment` record that carries a user message is taken as the "
-    "first user turn (the reader checks message.role, not the record type)",
-)
 def test_e13_107_message_bearing_attachment_root_is_an_unrecognized_shape(
     flow: Flow, session: SimulatedSession
 ) -> None:
