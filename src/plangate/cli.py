@@ -38,6 +38,13 @@ skill gates (/plan-ceo-review, /autoplan):
 journals:
   journal inspect    judge a Claude Code session journal and say why
 
+plan-governed runs:
+  run PLAN.md        carry out an approved plan (or --task TEXT) in a worktree of its own
+  runs               list the runs
+  show RUN           a run's state, attempts, plan versions and why each exists
+  reply RUN MESSAGE  answer a run that waits on you
+  worker             take runs from the queue (--detach, several machines)
+
 try it:
   demo               run a short real Claude Code session on the built-in stand-in model
 """
@@ -97,6 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config(commands)
     _add_guard(commands)
     _add_gates(commands)
+    from plangate.commands.run import add_parsers as add_run_parsers
+
+    add_run_parsers(commands)
     return parser
 
 

@@ -1,0 +1,152 @@
+"""The values of a run. Plain frozen values; the store keeps them, the workflow passes them.
+
+Every value here is picklable (DBOS records step results with pickle) and carries no
+behaviour beyond formatting.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+FailureKind = Literal["check", "gate", "escalation", "review"]
+RunState = Literal["queued", "running", "checking", "replanning", "waiting", "done"]
+Trigger = Literal["initial", "check", "gate", "escalation"]
+
+RUN_STATES: tuple[RunState, ...] = (
+    "queued",
+    "running",
+    "checking",
+    "replanning",
+    "waiting",
+    "done",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """One failure of a round: a declared check, the evidence gate, an escalation, a review.
+
+    ``summary`` is one line (``check `pytest -q` failed (exit 1)``, ``AC2 has no evidence``,
+    ``step 2 needs `src/x.py`, which the plan does not name``). ``output_tail`` is the end
+    of a check's output (the last 40 lines, at most 4 KiB), empty for the other kinds.
+    """
+
+    kind: FailureKind
+    summary: str
+    output_tail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """Why a run waits on a person: the reason, the detail after it, the agent's last word."""
+
+    reason: str
+    detail: str
+    last_message: str = ""
+
+    def line(self) -> str:
+        return f"Waiting on you: {self.reason} ({self.detail})"
+
+
+@dataclass(frozen=True, slots=True)
+class VersionRecord:
+    """A plan version and why it exists. A refused proposal has ``number=None``.
+
+    ``trigger`` is what started it (``initial`` for the plan the run began with), ``why``
+    the one line the Plan panel shows under *Why this version*.
+    """
+
+    seq: int
+    number: int | None
+    trigger: Trigger
+    why: str
+    accepted: bool
+    refusal: str | None
+    attempts_used: int
+    plan_text: str
+    failures: tuple[Failure, ...] = ()
+    created_at: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class StepRecord:
+    """A step the agent carried out (or escalated), with its commit and changed files.
+
+    ``step`` is ``None`` for a turn on the bare task or a fix turn (after a review send-back
+    or a reply, or a failing check on a run without a plan).
+    """
+
+    key: str
+    turn: int
+    attempt: int
+    version: int
+    step: int | None
+    status: Literal["done", "escalated"]
+    commit: str | None
+    changed_files: tuple[str, ...]
+    message: str
+    escalation: str | None = None
+    evidence: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class CheckRecord:
+    """One run of a declared check. ``output`` is the whole output; ``tail`` what is shown."""
+
+    round_key: str
+    index: int
+    name: str | None
+    command: str
+    exit_code: int | None
+    timed_out: bool
+    duration_seconds: float
+    output: str
+    tail: str
+
+    @property
+    def passed(self) -> bool:
+        return not self.timed_out and self.exit_code == 0
+
+    @property
+    def label(self) -> str:
+        return f"`{self.command}`" if self.name is None else f"{self.name} (`{self.command}`)"
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One line of the run's conversation (append-only)."""
+
+    seq: int
+    kind: str
+    text: str
+    turn: int
+    created_at: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """A run as the store holds it."""
+
+    id: str
+    created_at: str
+    updated_at: str
+    repo: str
+    base_commit: str
+    branch: str
+    worktree: str
+    agent: str
+    task: str | None
+    plan_source: str | None
+    has_plan: bool
+    attempts_allowed: int
+    review: bool
+    extra_checks: tuple[str, ...]
+    state: RunState
+    turn: int
+    attempts_used: int
+    version: int
+    waiting: Waiting | None = None
+    title: str = ""
+    executor: str | None = None
+    extra: dict[str, str] = field(default_factory=dict)

@@ -1,0 +1,162 @@
+"""The command functions behind ``plangate run``, ``runs``, ``show``, ``reply``, ``worker``:
+in this process, on a SQLite state root of their own."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from plangate.commands.run import (
+    EXIT_DONE,
+    EXIT_WAITING,
+    reply_command,
+    run_command,
+    runs_command,
+    show_command,
+    worker_command,
+)
+from plangate.errors import UsageError
+from plangate.plan.model import Check
+from plangate.runs.store import Store
+from tests.runs.conftest import make_repo, plan_text, step
+
+V1 = plan_text([step(1, ["hello.txt"])], [Check("grep -qx hello hello.txt", name="AC1")])
+V2 = plan_text(
+    [step(1, ["hello.txt"]), step(2, ["hello.txt"])],
+    [Check("grep -qx hello hello.txt", name="AC1")],
+)
+
+
+@pytest.fixture
+def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("PLANGATE_STATE_ROOT", str(tmp_path / "state"))
+    monkeypatch.delenv("PLANGATE_DATABASE_URL", raising=False)
+    make_repo(tmp_path / "repo")
+    (tmp_path / "plan.md").write_text(V1)
+    return tmp_path
+
+
+def _script(folder: Path, script: dict[str, object]) -> str:
+    path = folder / "script.json"
+    path.write_text(json.dumps(script))
+    return f"scripted:{path}"
+
+
+def test_run_show_reply_and_runs(setup: Path) -> None:
+    agent = _script(
+        setup,
+        {
+            "steps": [
+                {"step": 1, "write": {"hello.txt": "helo\n"}, "message": "Wrote helo."},
+                {"step": 2, "turn": 1, "write": {"hello.txt": "hallo\n"}, "message": "Hallo?"},
+                {"step": None, "turn": 2, "write": {"hello.txt": "hello\n"}},
+            ],
+            "plans": [{"version": 2, "plan_text": V2}],
+        },
+    )
+    out = io.StringIO()
+    code = run_command(
+        str(setup / "plan.md"), repo=str(setup / "repo"), attempts=2, agent=agent, out=out
+    )
+    text = out.getvalue()
+    assert code == EXIT_WAITING
+    run_id = text.split()[1].rstrip(":")
+    assert (
+        f"Plan changed to version 2: A check failed. View version 2: "
+        f"plangate show {run_id} --version 2"
+    ) in text
+    assert "Waiting on you: The checks fail and need you (out of attempts)." in text
+    assert "The agent's last message: Hallo?" in text
+    assert f'Reply with: plangate reply {run_id} "<message>"' in text
+
+    out = io.StringIO()
+    assert runs_command(out=out) == 0
+    assert f"{run_id:<10} waiting      2/2       2        Demo" in out.getvalue()
+
+    out = io.StringIO()
+    assert show_command(run_id[:4], as_json=True, out=out) == 0
+    data = json.loads(out.getvalue())
+    assert data["waiting"]["reason"] == "The checks fail and need you"
+    assert [(v["number"], v["trigger"]) for v in data["versions"]] == [
+        (1, "initial"),
+        (2, "check"),
+    ]
+    assert data["checks"][0]["tail"] == ""
+
+    out = io.StringIO()
+    assert show_command(run_id, version=2, out=out) == 0
+    shown = out.getvalue()
+    assert shown.startswith(f"Run {run_id}, version 2 of the plan (current)\n")
+    assert "Why this version: A check failed. check AC1 (`grep -qx hello hello.txt`)" in shown
+    assert f"See version 1: plangate show {run_id} --version 1" in shown
+    assert shown.endswith(V2)
+
+    with pytest.raises(UsageError, match="has no version 3"):
+        show_command(run_id, version=3, out=io.StringIO())
+
+    out = io.StringIO()
+    assert reply_command(run_id, "hello, with two l's", out=out) == EXIT_DONE
+    replied = out.getvalue()
+    assert replied.startswith("You: hello, with two l's\n")
+    assert "Plan changed" not in replied
+    assert f"Run {run_id} is done" in replied
+
+    # A done run takes a reply too: it starts another turn on the same branch.
+    out = io.StringIO()
+    assert reply_command(run_id, "also check the spelling", out=out) == EXIT_DONE
+    assert "Turn 3: carrying on." in out.getvalue()
+
+
+def test_reply_to_a_running_run_is_refused(setup: Path) -> None:
+    store = Store()
+    try:
+        from plangate.runs.engine import Engine, RunOptions
+
+        engine = Engine()
+        run = engine.create(RunOptions(plan_path=str(setup / "plan.md"), repo=str(setup / "repo")))
+        engine.shutdown()
+        with pytest.raises(UsageError, match=f"run {run.id} is queued, not waiting on you"):
+            reply_command(run.id, "hi", out=io.StringIO())
+    finally:
+        store.close()
+
+
+def test_bad_input_is_refused_with_a_remedy(setup: Path) -> None:
+    with pytest.raises(UsageError, match="give a plan file or --task"):
+        run_command(None, repo=str(setup / "repo"), out=io.StringIO())
+    (setup / "bad.md").write_text(plan_text([step(1, ["/etc/passwd"])]))
+    with pytest.raises(UsageError, match="cannot run: step 1 names an absolute path"):
+        run_command(str(setup / "bad.md"), repo=str(setup / "repo"), out=io.StringIO())
+    with pytest.raises(UsageError, match="is not inside a git repository"):
+        run_command(str(setup / "plan.md"), repo=str(setup), out=io.StringIO())
+    with pytest.raises(UsageError, match="there is no run 'nope'"):
+        show_command("nope", out=io.StringIO())
+
+
+def test_detach_queues_and_a_background_worker_finishes(setup: Path) -> None:
+    agent = _script(setup, {"steps": [{"step": 1, "write": {"hello.txt": "hello\n"}}]})
+    out = io.StringIO()
+    code = run_command(
+        str(setup / "plan.md"), repo=str(setup / "repo"), detach=True, agent=agent, out=out
+    )
+    assert code == EXIT_DONE
+    assert "is queued; started a background worker" in out.getvalue()
+    store = Store()
+    try:
+        (run,) = store.runs()
+        deadline = time.monotonic() + 60
+        while store.run(run.id).state != "done":  # type: ignore[union-attr]
+            assert time.monotonic() < deadline, "the background worker did not finish the run"
+            time.sleep(0.2)
+    finally:
+        store.close()
+
+
+def test_worker_until_idle_with_nothing_to_do(setup: Path) -> None:
+    out = io.StringIO()
+    assert worker_command(until_idle=True, out=out) == EXIT_DONE
+    assert out.getvalue().splitlines()[-1] == "worker done: no run left to take"
