@@ -171,7 +171,7 @@ def _init_call(use: ToolUse, installation: Installation) -> list[str] | None:
     if use.name != "Bash" or not use.input:
         return None
     command = use.input.get("command")
-    if not isinstance(command, str):
+    if not isinstance(command, str) or "autoplan" not in command:
         return None
     call = literal_plangate_call(command, installation.plangate)
     if call is None or call.subcommand != "init" or len(call.arguments) != 3:
@@ -339,6 +339,8 @@ def _checkpoint_created(
     use: ToolUse, history: History, binding: Binding, installation: Installation
 ) -> tuple[str, str, int] | None:
     if use.name != "Bash" or not use.input or not isinstance(use.input.get("command"), str):
+        return None
+    if "autoplan" not in use.input["command"]:
         return None
     call = literal_plangate_call(use.input["command"], installation.plangate)
     if call is None or call.subcommand != "checkpoint" or len(call.arguments) != 2:
