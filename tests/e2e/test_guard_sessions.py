@@ -18,6 +18,7 @@ from autoplan_player import (
     AutoplanProject,
     Player,
     decisions,
+    last_result_json,
     tool_calls,
     tool_results,
 )
@@ -292,3 +293,33 @@ def test_journal_rewritten_during_the_hooks_read_is_an_unverified_allow(
         "unverified",
         "rewritten",
     )
+
+
+def test_close_packet_changed_after_it_was_written_is_stale(project) -> None:  # type: ignore[no-untyped-def]
+    player = Player([])
+    autoplan, _ = project(player)
+
+    def tamper(request: ModelRequest) -> object:
+        packet = last_result_json(request)["closePacketPath"]
+        autoplan.outputs["packet"] = {"path": packet}
+        return tool_use(
+            "Bash",
+            command=f"chmod u+w {packet} && echo 'Nothing to review.' >> {packet}",
+            description="Change the close packet",
+        )
+
+    player.steps = [
+        autoplan.init(),
+        autoplan.read_driver("ceo"),
+        autoplan.checkpoint("ceo"),
+        autoplan.dispatch("ceo"),
+        autoplan.prepare_close("ceo"),
+        tamper,
+        lambda request: tool_use("Read", file_path=autoplan.outputs["packet"]["path"]),
+        autoplan.publish("ceo"),
+        autoplan.read_driver("design"),
+        "Stopping here.",
+    ]
+    journal = _ok(autoplan.run("/autoplan plan.md", player))
+    (entry,) = _reads_of(journal, "design-phase.md")
+    assert entry[0] and "(code close_stale," in entry[1]
