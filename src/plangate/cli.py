@@ -44,6 +44,7 @@ plan-governed runs:
   show RUN           a run's state, attempts, plan versions and why each exists
   reply RUN MESSAGE  answer a run that waits on you
   worker             take runs from the queue (--detach, several machines)
+  serve              the run viewer: follow and answer runs in a local web page
 
 try it:
   demo               run a short real Claude Code session on the built-in stand-in model
@@ -107,7 +108,18 @@ def build_parser() -> argparse.ArgumentParser:
     from plangate.commands.run import add_parsers as add_run_parsers
 
     add_run_parsers(commands)
+    serve = commands.add_parser("serve", help="the run viewer: a local web page on 127.0.0.1")
+    serve.add_argument("--host", default="127.0.0.1", help="127.0.0.1, localhost or ::1")
+    serve.add_argument("--port", type=int, default=8765, help="0 picks a free port")
+    serve.add_argument("--open", action="store_true", help="open it in a browser")
+    serve.set_defaults(handler=_serve)
     return parser
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from plangate.commands.serve import serve
+
+    return serve(args.host, args.port, args.open, sys.stdout)
 
 
 def _add_gates(commands: Subcommands) -> None:

@@ -307,9 +307,18 @@ def test_the_review_prompt() -> None:
 
 def test_the_environment_is_the_callers_minus_an_enclosing_session() -> None:
     given = {"HOME": "/h", "PATH": "/bin", "CLAUDECODE": "1", "CLAUDE_CODE_ENTRYPOINT": "cli"}
-    assert agent_environ(given, base={"OTHER": "x"}) == {"HOME": "/h", "PATH": "/bin"}
+    no_bytecode = {"PYTHONDONTWRITEBYTECODE": "1"}  # no caches left in the worktree
+    assert agent_environ(given, base={"OTHER": "x"}) == {
+        "HOME": "/h",
+        "PATH": "/bin",
+        **no_bytecode,
+    }
     base = {"HOME": "/real", "ANTHROPIC_API_KEY": "k", "CLAUDECODE": "1"}
-    assert agent_environ(None, base=base) == {"HOME": "/real", "ANTHROPIC_API_KEY": "k"}
+    assert agent_environ(None, base=base) == {
+        "HOME": "/real",
+        "ANTHROPIC_API_KEY": "k",
+        **no_bytecode,
+    }
 
 
 # ------------------------------------------------------------------------------------------
@@ -383,7 +392,12 @@ def test_the_step_flags(tmp_path: Path) -> None:
     assert "Step 1: Change X" in data["stdin"]
     assert Path(data["cwd"]) == tmp_path.resolve()
     # the caller's environment exactly, plus the token that finds leftover processes
-    assert set(data["env"]) - {"PATH"} <= {"PLANGATE_TEST_RUN_TOKEN", "PWD", "LC_CTYPE"}
+    assert set(data["env"]) - {"PATH"} <= {
+        "PLANGATE_TEST_RUN_TOKEN",
+        "PWD",
+        "LC_CTYPE",
+        "PYTHONDONTWRITEBYTECODE",
+    }
 
 
 def test_the_read_only_flags_and_a_fresh_session_every_time(tmp_path: Path) -> None:

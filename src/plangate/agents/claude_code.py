@@ -185,7 +185,11 @@ def agent_environ(
     """The CLI's environment: ``env`` exactly when given, else ``base`` (``os.environ``);
     either way without the variables of an enclosing Claude Code session."""
     source = env if env is not None else (base if base is not None else os.environ)
-    return {k: v for k, v in source.items() if k not in _NESTED_SESSION_ENV}
+    environ = {k: v for k, v in source.items() if k not in _NESTED_SESSION_ENV}
+    # Python run by the agent's shell must not leave bytecode caches in the worktree, where
+    # they would count as files the step changed.
+    environ["PYTHONDONTWRITEBYTECODE"] = "1"
+    return environ
 
 
 # ------------------------------------------------------------------------------------------
@@ -487,11 +491,15 @@ def step_prompt(request: StepRequest) -> str:
         if step.body.strip():
             step_lines.append("What to do:\n\n" + step.body.strip())
         parts.append("\n".join(step_lines))
+    elif request.plan_text:
+        parts.append(
+            f"You are finishing the change for an approved plan (plan version {request.version})"
+            " in this git worktree: its steps are carried out, and what failed is below."
+        )
+        parts.append("The plan:\n\n" + _block(request.plan_text, "markdown"))
     else:
         parts.append("You are carrying out this task in this git worktree:")
         parts.append(_block(request.task or "(no task was given)", "text"))
-        if request.plan_text:
-            parts.append("The plan:\n\n" + _block(request.plan_text, "markdown"))
     if request.feedback:
         parts.append(
             "What failed last time, to fix now:\n\n" + "\n".join(_failure_lines(request.feedback))
@@ -503,10 +511,13 @@ def step_prompt(request: StepRequest) -> str:
         "- Do not commit, branch or push: the run commits each step itself.",
         "- Run the project's tests or checks if that helps you verify your work.",
     ]
-    if step is not None:
+    if step is not None or request.plan_text:
         rules.insert(
             1,
             "- Only touch the files this step names. Reading other files is fine; changing "
+            "them is not."
+            if step is not None
+            else "- Only touch files the plan names. Reading other files is fine; changing "
             "them is not.",
         )
         rules.append(

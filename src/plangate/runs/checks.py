@@ -54,6 +54,7 @@ def run_check(
     started = time.monotonic()
     env = dict(os.environ)
     env["PLANGATE_RUN_CHECK"] = "1"
+    env["PYTHONDONTWRITEBYTECODE"] = "1"  # no bytecode caches in the worktree
     process = subprocess.Popen(
         check.command,
         shell=True,

@@ -1,0 +1,177 @@
+"""The run viewer's reads of the runs database, over read-only connections.
+
+:class:`Reader` is the runs store (:class:`plangate.runs.store.Store`) opened read-only: its
+own reading methods (``runs``, ``run``, ``versions``, ``steps``, ``checks``, ``failures``,
+``events``) work unchanged, and any write fails in the database itself. A SQLite file is
+opened with ``mode=ro``; a PostgreSQL connection runs its transactions ``READ ONLY``. The
+few reads the store has no method for (the change stamp a page polls, each run's last event,
+which executors are alive) are here too.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import sqlalchemy as sa
+
+from plangate.errors import StateError
+from plangate.runs import store as runs_store
+from plangate.runs.model import Event
+from plangate.runs.store import Store, sqlalchemy_url
+
+# A process serving runs that has not beaten its heart for this long is gone (the engine's
+# own rule, plangate.runs.engine.STALE_SECONDS; not imported, to keep DBOS out of the viewer).
+STALE_SECONDS = 30.0
+ACTIVE_STATES = ("queued", "running", "checking", "replanning")
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file of a ``sqlite:///…`` URL, ``None`` for another database."""
+    if not url.startswith("sqlite:///"):
+        return None
+    return Path(url.removeprefix("sqlite:///").split("?", 1)[0])
+
+
+def read_only_url(url: str) -> str:
+    """``url`` opened read-only: a SQLite file as ``file:…?mode=ro``; others unchanged."""
+    path = sqlite_path(url)
+    if path is None:
+        return sqlalchemy_url(url)
+    return f"sqlite:///file:{quote(str(path.resolve()))}?mode=ro&uri=true"
+
+
+@dataclass(frozen=True, slots=True)
+class Stamp:
+    """What changes whenever anything a page shows changes; pages poll it."""
+
+    value: str
+    state: str | None = None
+
+
+class Reader(Store):
+    """The runs store, read-only. Thread-safe: every call takes its own connection."""
+
+    def __init__(self, url: str) -> None:  # no super().__init__: that creates tables
+        self.url = url
+        self.is_sqlite = url.startswith("sqlite")
+        path = sqlite_path(url)
+        if path is not None and not path.exists():
+            raise StateError(
+                f"there is no runs database at {path}",
+                "start a run with `plangate run`, or set PLANGATE_DATABASE_URL",
+            )
+        options: dict[str, Any] = {}
+        if self.is_sqlite:
+            options["connect_args"] = {"timeout": 10, "check_same_thread": False}
+        else:
+            options["pool_pre_ping"] = True
+            options["execution_options"] = {"postgresql_readonly": True}
+        self.engine = sa.create_engine(read_only_url(url), **options)
+        if self.is_sqlite:
+            sa.event.listen(self.engine, "connect", _read_only_pragmas)
+
+    # -- what the store has no method for ------------------------------------------------
+
+    def last_events(self) -> dict[str, Event]:
+        """Each run's latest conversation line."""
+        events = runs_store.events
+        latest = (
+            sa.select(events.c.run_id, sa.func.max(events.c.seq).label("seq"))
+            .group_by(events.c.run_id)
+            .subquery()
+        )
+        query = sa.select(events).join(
+            latest, sa.and_(events.c.run_id == latest.c.run_id, events.c.seq == latest.c.seq)
+        )
+        with self.engine.connect() as conn:
+            rows = conn.execute(query).all()
+        return {
+            row.run_id: Event(row.seq, row.kind, row.text, row.turn, row.created_at) for row in rows
+        }
+
+    def version_counts(self) -> dict[str, int]:
+        """How many accepted versions each run has."""
+        versions = runs_store.versions
+        query = (
+            sa.select(versions.c.run_id, sa.func.count())
+            .where(versions.c.accepted.is_(True))
+            .group_by(versions.c.run_id)
+        )
+        with self.engine.connect() as conn:
+            return {row[0]: int(row[1]) for row in conn.execute(query).all()}
+
+    def list_stamp(self) -> Stamp:
+        """Changes whenever a run is added or changes, or any run's conversation grows."""
+        runs, events = runs_store.runs, runs_store.events
+        with self.engine.connect() as conn:
+            count, updated = conn.execute(
+                sa.select(sa.func.count(), sa.func.max(runs.c.updated_at))
+            ).one()
+            seq = conn.execute(sa.select(sa.func.max(events.c.seq))).scalar()
+        return Stamp(f"{count}|{updated or ''}|{seq or 0}")
+
+    def run_stamp(self, run_id: str) -> Stamp | None:
+        """Changes whenever the run's row, conversation, versions, steps or checks change."""
+        runs, events = runs_store.runs, runs_store.events
+        versions, steps, checks = runs_store.versions, runs_store.steps, runs_store.checks
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                sa.select(runs.c.updated_at, runs.c.state).where(runs.c.id == run_id)
+            ).first()
+            if row is None:
+                return None
+            parts = [row.updated_at, row.state]
+            for column, table in (
+                (sa.func.max(events.c.seq), events),
+                (sa.func.count(), versions),
+                (sa.func.count(), steps),
+                (sa.func.count(), checks),
+            ):
+                value = conn.execute(
+                    sa.select(column).select_from(table).where(table.c.run_id == run_id)
+                ).scalar()
+                parts.append(str(value or 0))
+        return Stamp("|".join(parts), row.state)
+
+    def executor_liveness(self) -> tuple[set[str], set[str]]:
+        """The executors with a heartbeat row, and those of them whose process is gone (no
+        heartbeat lately, or a process of this host that no longer exists)."""
+        host = socket.gethostname()
+        clock = time.time()
+        known, gone = set(), set()
+        for executor_id, row_host, pid, _role, seen_at in self.executors():
+            known.add(executor_id)
+            stale = clock - seen_at > STALE_SECONDS
+            if stale or (row_host == host and not _pid_alive(pid)):
+                gone.add(executor_id)
+        return known, gone
+
+
+def interrupted(state: str, executor: str | None, known: set[str], gone: set[str]) -> bool:
+    """Whether a run is in flight in a process that is gone (the engine's rule)."""
+    if state not in ACTIVE_STATES or state == "queued" or not executor:
+        return False
+    return executor not in known or executor in gone
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _read_only_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA query_only=1")
+    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.close()
