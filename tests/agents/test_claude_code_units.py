@@ -393,7 +393,7 @@ def test_the_step_flags(tmp_path: Path) -> None:
     assert Path(data["cwd"]) == tmp_path.resolve()
     # the caller's environment exactly, plus the token that finds leftover processes
     assert set(data["env"]) - {"PATH"} <= {
-        "PLANGATE_TEST_RUN_TOKEN",
+        "PLANGATE_RUN_TOKEN",
         "PWD",
         "LC_CTYPE",
         "PYTHONDONTWRITEBYTECODE",

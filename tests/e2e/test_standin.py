@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from plangate.commands.demo import demo
+from plangate.processes import marked_pids
 from plangate.standin import ModelRequest, Reply, Script, StandIn, text, tool_use
 from plangate.testing import (
     ClaudeEnv,
@@ -25,7 +26,6 @@ from plangate.testing import (
     find_claude,
     project_slug,
 )
-from plangate.testing.claude import marked_pids
 
 MakeEnv = Callable[[StandIn], ClaudeEnv]
 

@@ -32,7 +32,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import subprocess
 import time
 import uuid
@@ -54,7 +53,8 @@ from plangate.errors import ClaudeCodeError
 from plangate.plan.errors import PlanFormatError
 from plangate.plan.model import Plan, Step
 from plangate.plan.parse import parse_plan
-from plangate.testing.claude import RUN_TOKEN_ENV, end_marked_processes, find_claude
+from plangate.processes import RUN_TOKEN_ENV, end_marked, kill_group
+from plangate.testing.claude import find_claude
 
 __all__ = [
     "DISALLOWED_READ_ONLY",
@@ -769,17 +769,17 @@ class ClaudeCodeAgent:
                 stdout, stderr = proc.communicate(prompt, timeout=self.timeout)
             except subprocess.TimeoutExpired:
                 timed_out = True
-                _kill_group(proc)
+                kill_group(proc)
                 try:
                     stdout, stderr = proc.communicate(timeout=10)
                 except subprocess.TimeoutExpired:
                     stdout, stderr = "", ""
             finally:
                 if proc.poll() is None:
-                    _kill_group(proc)
+                    kill_group(proc)
                     proc.wait(timeout=10)
-            _kill_group(proc)  # whatever it left behind in its group
-            end_marked_processes(token)  # and in groups of their own (its Bash tool's)
+            kill_group(proc)  # whatever it left behind in its group
+            end_marked(token)  # and in groups of their own (its Bash tool's)
         elapsed = time.monotonic() - started
         if timed_out:
             raise ClaudeCodeError(
@@ -815,11 +815,3 @@ class ClaudeCodeAgent:
 def _tail(text: str | None, limit: int = 800) -> str:
     text = (text or "").strip()
     return text if len(text) <= limit else "…" + text[-limit:]
-
-
-def _kill_group(proc: subprocess.Popen[str]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except OSError:
-        if proc.poll() is None:
-            proc.kill()

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from plangate.plan.model import Check
+from plangate.processes import kill_group
 from plangate.runs.model import CheckRecord, Failure
 
 DEFAULT_TIMEOUT_SECONDS = 600
@@ -32,13 +33,6 @@ def tail(text: str, lines: int = TAIL_LINES, max_bytes: int = TAIL_BYTES) -> str
         if 0 <= newline < len(kept) - 1:
             kept = kept[newline + 1 :]
     return kept
-
-
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        process.kill()
 
 
 def run_check(
@@ -70,7 +64,7 @@ def run_check(
         output, _ = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
-        _kill_group(process)
+        kill_group(process)
         try:
             output, _ = process.communicate(timeout=10)
         except subprocess.TimeoutExpired:

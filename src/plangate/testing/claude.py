@@ -19,7 +19,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import time
 import uuid
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from plangate.errors import ClaudeCodeError
+from plangate.processes import RUN_TOKEN_ENV, end_marked, kill_group
 
 CLAUDE_BIN_ENV = "PLANGATE_CLAUDE_BIN"
 _NODE_BIN = Path("node_modules") / "@anthropic-ai" / "claude-code-linux-x64" / "claude"
@@ -40,8 +40,6 @@ _DROPPED_ENV = frozenset({"CLAUDECODE", "CLAUDE_CONFIG_DIR", "DISABLE_AUTOUPDATE
 
 _SETUP_REMEDY = "run `make setup` in the plangate checkout to install the pinned Claude Code CLI"
 
-#: Set to a fresh token for each run; see :func:`end_marked_processes`.
-RUN_TOKEN_ENV = "PLANGATE_TEST_RUN_TOKEN"
 
 OutputFormat = Literal["json", "stream-json", "text"]
 PermissionMode = Literal["default", "acceptEdits", "bypassPermissions", "plan", "dontAsk", "auto"]
@@ -154,7 +152,7 @@ class ClaudeResult:
     #: Parsed stdout: the result object for ``json``, the list of events for ``stream-json``.
     output: Any = None
     session_id: str | None = None
-    #: The token every process of this run carried (see :func:`end_marked_processes`).
+    #: The token every process of this run carried (see :func:`plangate.processes.end_marked`).
     run_token: str = ""
 
     @property
@@ -397,14 +395,14 @@ class ClaudeEnv:
             stdout, stderr = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
-            _kill_group(proc)
+            kill_group(proc)
             stdout, stderr = proc.communicate(timeout=10)
         finally:
             if proc.poll() is None:
-                _kill_group(proc)
+                kill_group(proc)
                 proc.wait(timeout=10)
-        _kill_group(proc, only_leftovers=True)
-        end_marked_processes(token)
+        kill_group(proc)  # whatever is left in its group
+        end_marked(token)
         return ClaudeResult(
             args=args,
             returncode=proc.returncode,
@@ -417,57 +415,3 @@ class ClaudeEnv:
             output_format=args[args.index("--output-format") + 1],
             run_token=token,
         )
-
-
-def _kill_group(proc: subprocess.Popen[str], *, only_leftovers: bool = False) -> None:
-    """Kills the process group the CLI ran in (its hooks and shells included)."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    except OSError:
-        if not only_leftovers:
-            proc.kill()
-
-
-def marked_pids(token: str) -> list[int]:
-    """The processes whose environment carries this run's token (Linux ``/proc``)."""
-    marker = f"{RUN_TOKEN_ENV}={token}".encode()
-    me = os.getpid()
-    found: list[int] = []
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return found
-    for entry in entries:
-        if not entry.isdigit() or int(entry) == me:
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as fh:
-                environ = fh.read()
-        except OSError:
-            continue
-        if marker in environ.split(b"\0"):
-            found.append(int(entry))
-    return found
-
-
-def end_marked_processes(token: str, rounds: int = 3) -> list[int]:
-    """Kills the processes whose environment carries this run's token (Linux ``/proc``).
-
-    Returns their ids. Only processes started by the run carry the token, so nothing else is
-    touched; a few rounds catch children started while their parents were being ended.
-    """
-    ended: list[int] = []
-    for _ in range(rounds):
-        pids = marked_pids(token)
-        if not pids:
-            break
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                ended.append(pid)
-            except OSError:
-                pass
-        time.sleep(0.05)
-    return ended
