@@ -49,12 +49,12 @@ from plangate.agents.base import (
     StepOutcome,
     StepRequest,
 )
+from plangate.claude_cli import find_claude
 from plangate.errors import ClaudeCodeError
 from plangate.plan.errors import PlanFormatError
 from plangate.plan.model import Plan, Step
 from plangate.plan.parse import parse_plan
 from plangate.processes import RUN_TOKEN_ENV, end_marked, kill_group
-from plangate.testing.claude import find_claude
 
 __all__ = [
     "DISALLOWED_READ_ONLY",
