@@ -14,25 +14,11 @@ import sys
 import pytest
 
 import plangate.gates
-from tests.hooks.test_imports import HEAVY_STDLIB
+from tests.hooks.test_imports import HEAVY_STDLIB, _loaded_by
 
 GATE_MODULES = sorted(
     f"plangate.gates.{info.name}" for info in pkgutil.iter_modules(plangate.gates.__path__)
 )
-
-
-def _loaded_by(module: str) -> list[str]:
-    script = (
-        "import sys\n"
-        "before = set(sys.modules)\n"
-        f"__import__({module!r})\n"
-        "sys.stdout.write(repr(sorted(set(sys.modules) - before)))\n"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=True
-    )
-    loaded: list[str] = eval(result.stdout)  # noqa: S307 - repr of a list of str from our probe
-    return loaded
 
 
 @pytest.mark.parametrize("module", GATE_MODULES)
