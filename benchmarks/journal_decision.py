@@ -2,7 +2,7 @@
 
 Run: ``python benchmarks/journal_decision.py [--sizes 1,10,100] [--repeat N] [--json]``.
 
-For each journal size this times ``<python> -m plangate.journal PATH SESSION PROJECT CONFIG``
+For each journal size this times ``<python> -c '<journal main>' PATH SESSION PROJECT CONFIG``
 (process start to verdict, as a hook runs it) and the child's peak memory (max RSS, from one
 extra run under GNU ``time -f %M``), next to three floors: a bare ``python -c pass`` with the
 same interpreter, ``cat`` of the journal to /dev/null, and a naive script that ``json.loads``
@@ -49,6 +49,11 @@ with open(sys.argv[1], "rb") as handle:
             json.loads(line)
 """
 IMPORT_SCRIPT = "import plangate.journal.reader, plangate.jsonio"
+# The way plangate's hooks start (`-c`, as `plangate setup` registers them): `-m` would add
+# runpy's imports to every run.
+DECISION_SCRIPT = (
+    "import sys; from plangate.journal.__main__ import main; raise SystemExit(main(sys.argv[1:]))"
+)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1048,8 +1053,8 @@ class Bench:
     ) -> tuple[Sample, dict[str, Any]]:
         argv = [
             self.python,
-            "-m",
-            "plangate.journal",
+            "-c",
+            DECISION_SCRIPT,
             path,
             journal.session,
             journal.project,
@@ -1143,7 +1148,7 @@ class Bench:
 
     def table(self) -> str:
         lines = [
-            f"Hook-style decision: `{os.path.relpath(self.python, REPO)} -m plangate.journal PATH "
+            f"Hook-style decision: `{os.path.relpath(self.python, REPO)} -c '<journal main>' PATH "
             "SESSION PROJECT CONFIG`, process start to verdict; reader at "
             f"{_source_state()}; {os.cpu_count()} CPUs; Python {sys.version.split()[0]}.",
             f'{self.repeat} timed runs per case after one warm-up run. "cold" means no state '
