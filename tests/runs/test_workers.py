@@ -4,15 +4,11 @@ exactly once. The server is a throwaway one this module starts (``initdb`` + ``p
 from __future__ import annotations
 
 import contextlib
-import glob
 import json
 import os
-import shutil
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
 from collections.abc import Iterator
@@ -21,60 +17,20 @@ from pathlib import Path
 import pytest
 
 from plangate.plan.model import Check
+from plangate.testing.postgres import PostgresUnavailable, throwaway_postgres
 from tests.runs.conftest import git, make_repo, plan_text, step
 
 pytestmark = pytest.mark.slow
 
 
-def _tool(name: str) -> str | None:
-    found = shutil.which(name)
-    if found:
-        return found
-    candidates = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"), reverse=True)
-    return candidates[0] if candidates else None
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def postgres_url() -> Iterator[str]:
-    """A PostgreSQL server of its own, stopped and removed afterwards."""
-    initdb, pg_ctl = _tool("initdb"), _tool("pg_ctl")
-    if initdb is None or pg_ctl is None:
-        pytest.skip(
-            "PostgreSQL is not installed (no initdb/pg_ctl on PATH or under "
-            "/usr/lib/postgresql/*/bin); `apt-get install -y postgresql` installs it"
-        )
-    prefix: list[str] = []
-    if os.geteuid() == 0:
-        runuser = shutil.which("runuser")
-        if runuser is None:
-            pytest.skip("running as root without runuser: initdb refuses root")
-        prefix = [runuser, "-u", "postgres", "--"]
-    folder = Path(tempfile.mkdtemp(prefix="plangate-pg-"))
-    folder.chmod(0o755)
-    data = folder / "data"
-    port = _free_port()
-    if prefix:
-        shutil.chown(folder, user="postgres")
-
-    def run(*args: str) -> None:
-        subprocess.run([*prefix, *args], check=True, capture_output=True, timeout=120)
-
+    """A PostgreSQL server of this module's own, stopped and removed afterwards."""
     try:
-        run(initdb, "-D", str(data), "-U", "postgres", "-A", "trust", "--no-sync")
-        options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off"
-        run(pg_ctl, "-D", str(data), "-l", str(folder / "log"), "-w", "-o", options, "start")
-        try:
-            yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
-        finally:
-            run(pg_ctl, "-D", str(data), "-m", "fast", "-w", "stop")
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        with throwaway_postgres("plangate-pg-") as url:
+            yield url
+    except PostgresUnavailable as why:
+        pytest.skip(str(why))
 
 
 ENQUEUE = textwrap.dedent(

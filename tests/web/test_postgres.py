@@ -2,12 +2,6 @@
 
 from __future__ import annotations
 
-import glob
-import os
-import shutil
-import socket
-import subprocess
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +9,7 @@ import pytest
 import sqlalchemy as sa
 from starlette.testclient import TestClient
 
+from plangate.testing.postgres import PostgresUnavailable, throwaway_postgres
 from plangate.web.app import create_app
 from plangate.web.queries import Reader
 from plangate.web.reply import EngineReplier
@@ -24,48 +19,14 @@ from tests.web.conftest import BASE_URL
 pytestmark = pytest.mark.slow
 
 
-def _tool(name: str) -> str | None:
-    found = shutil.which(name)
-    if found:
-        return found
-    candidates = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"), reverse=True)
-    return candidates[0] if candidates else None
-
-
 @pytest.fixture(scope="module")
 def postgres_url() -> Iterator[str]:
     """A PostgreSQL server of this module's own, stopped and removed afterwards."""
-    initdb, pg_ctl = _tool("initdb"), _tool("pg_ctl")
-    if initdb is None or pg_ctl is None:
-        pytest.skip("PostgreSQL is not installed: `apt-get install -y postgresql` installs it")
-    prefix: list[str] = []
-    if os.geteuid() == 0:
-        runuser = shutil.which("runuser")
-        if runuser is None:
-            pytest.skip("running as root without runuser: initdb refuses root")
-        prefix = [runuser, "-u", "postgres", "--"]
-    folder = Path(tempfile.mkdtemp(prefix="plangate-web-pg-"))
-    folder.chmod(0o755)
-    if prefix:
-        shutil.chown(folder, user="postgres")
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
-    data = folder / "data"
-
-    def run(*args: str) -> None:
-        subprocess.run([*prefix, *args], check=True, capture_output=True, timeout=120)
-
     try:
-        run(initdb, "-D", str(data), "-U", "postgres", "-A", "trust", "--no-sync")
-        options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off"
-        run(pg_ctl, "-D", str(data), "-l", str(folder / "log"), "-w", "-o", options, "start")
-        try:
-            yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
-        finally:
-            run(pg_ctl, "-D", str(data), "-m", "fast", "-w", "stop")
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        with throwaway_postgres("plangate-web-pg-") as url:
+            yield url
+    except PostgresUnavailable as why:
+        pytest.skip(str(why))
 
 
 def test_the_pages_over_postgresql(postgres_url: str, tmp_path: Path) -> None:
