@@ -194,23 +194,7 @@ def bash_call(tool_id: str, command: str, stdout: str) -> tuple[Block, str, dict
 def read_call(tool_id: str, path: str) -> tuple[Block, str, dict[str, Any]]:
     """A whole-file Read of ``path`` and its result, as the generator writes Reads."""
     with open(path, encoding="utf-8") as handle:
-        content = handle.read()
-    lines = content.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    numbered = "\n".join(f"{n}\t{line}" for n, line in enumerate(lines, 1))
-    block = {"type": "tool_use", "id": tool_id, "name": "Read", "input": {"file_path": path}}
-    side = {
-        "type": "text",
-        "file": {
-            "filePath": path,
-            "content": content,
-            "numLines": len(lines),
-            "startLine": 1,
-            "totalLines": len(lines),
-        },
-    }
-    return block, numbered, side
+        return jd.read_blocks(tool_id, path, handle.read())
 
 
 class Installation:

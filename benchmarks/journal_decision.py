@@ -495,22 +495,7 @@ class SessionWriter:
             else:
                 size = _lognormal_int(rng, 2500, 1.0, 100, 60_000)
             content = self.corpus.snippet(rng, min(size, self.max_file))
-            lines = content.split("\n")
-            if lines and lines[-1] == "":
-                lines.pop()
-            numbered = "\n".join(f"{n}\t{line}" for n, line in enumerate(lines, 1))
-            block = {"type": "tool_use", "id": use_id, "name": "Read", "input": {"file_path": path}}
-            side = {
-                "type": "text",
-                "file": {
-                    "filePath": path,
-                    "content": content,
-                    "numLines": len(lines),
-                    "startLine": 1,
-                    "totalLines": len(lines),
-                },
-            }
-            return block, numbered, side
+            return read_blocks(use_id, path, content)
         if roll < 0.87:
             original = self.corpus.snippet(rng, _lognormal_int(rng, 5000, 1.0, 200, 80_000))
             old = self.corpus.snippet(rng, rng.randint(40, 600))
@@ -751,6 +736,26 @@ class SessionWriter:
             "noOutputExpected": False,
         }
         self.tool_cycle(forced=(block, stdout, side))
+
+
+def read_blocks(use_id: str, path: str, content: str) -> tuple[dict[str, Any], str, dict[str, Any]]:
+    """A whole-file Read and its result as Claude Code 2.1.332 writes them: the tool use, the
+    numbered text the model sees, and the ``toolUseResult`` side-car. Claude Code counts the
+    empty line after a final newline as a line of the file."""
+    lines = content.split("\n")
+    numbered = "\n".join(f"{n}\t{line}" for n, line in enumerate(lines, 1))
+    block = {"type": "tool_use", "id": use_id, "name": "Read", "input": {"file_path": path}}
+    side = {
+        "type": "text",
+        "file": {
+            "filePath": path,
+            "content": content,
+            "numLines": len(lines),
+            "startLine": 1,
+            "totalLines": len(lines),
+        },
+    }
+    return block, numbered, side
 
 
 def _slug(path: str) -> str:
