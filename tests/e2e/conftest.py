@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from plangate.standin import StandIn
+from plangate.standin import Script, StandIn, tool_use
 from plangate.testing import ClaudeEnv, ClaudeNotFoundError, find_claude
 
 
@@ -77,3 +77,36 @@ def hook_out(tmp_path: Path) -> Iterator[Path]:
     out = tmp_path / "hook-out"
     out.mkdir(exist_ok=True)
     yield out
+
+
+def subagents_script() -> Script:
+    """The model of a session with a foreground subagent (FG-TASK) and a background one
+    (BG-TASK) whose report arrives after the main turn started its last message."""
+    return Script(
+        main=[
+            [
+                tool_use(
+                    "Agent",
+                    description="Count",
+                    prompt="FG-TASK: count files",
+                    subagent_type="general-purpose",
+                    run_in_background=False,
+                )
+            ],
+            [
+                tool_use(
+                    "Agent",
+                    description="Slow",
+                    prompt="BG-TASK: slow check",
+                    subagent_type="general-purpose",
+                    run_in_background=True,
+                )
+            ],
+            "Started the background check.",
+            "Background check reported.",
+        ],
+        subagents={
+            "FG-TASK": [[tool_use("Bash", command="ls", description="List")], "one file"],
+            "BG-TASK": [[tool_use("Bash", command="sleep 2", description="Wait")], "slow ok"],
+        },
+    )

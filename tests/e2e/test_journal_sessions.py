@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import subagents_script
 
 from plangate.journal import (
     AssistantText,
@@ -187,34 +188,7 @@ def test_resume_compaction_and_fork_of_the_compacted_session(make_env: MakeEnv) 
 
 
 def test_foreground_and_background_subagents(make_env: MakeEnv) -> None:
-    script = Script(
-        main=[
-            [
-                tool_use(
-                    "Agent",
-                    description="Count",
-                    prompt="FG-TASK: count files",
-                    subagent_type="general-purpose",
-                    run_in_background=False,
-                )
-            ],
-            [
-                tool_use(
-                    "Agent",
-                    description="Slow",
-                    prompt="BG-TASK: slow check",
-                    subagent_type="general-purpose",
-                    run_in_background=True,
-                )
-            ],
-            "Started the background check.",
-            "Background check reported.",
-        ],
-        subagents={
-            "FG-TASK": [[tool_use("Bash", command="ls", description="List")], "one file"],
-            "BG-TASK": [[tool_use("Bash", command="sleep 2", description="Wait")], "slow ok"],
-        },
-    )
+    script = subagents_script()
     with StandIn(script) as model:
         env = make_env(model)
         result = env.run("Use agents.", allowed_tools=["Agent", "Bash"], timeout=120)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import subagents_script
 
 from plangate.commands.demo import demo
 from plangate.processes import marked_pids
@@ -304,34 +305,7 @@ def test_resume_compact_and_fork(make_env: MakeEnv) -> None:
 
 @pytest.mark.e2e
 def test_foreground_and_background_subagents(make_env: MakeEnv) -> None:
-    script = Script(
-        main=[
-            [
-                tool_use(
-                    "Agent",
-                    description="Count",
-                    prompt="FG-TASK: count files",
-                    subagent_type="general-purpose",
-                    run_in_background=False,
-                )
-            ],
-            [
-                tool_use(
-                    "Agent",
-                    description="Slow",
-                    prompt="BG-TASK: slow check",
-                    subagent_type="general-purpose",
-                    run_in_background=True,
-                )
-            ],
-            "Started the background check.",
-            "Background check reported.",
-        ],
-        subagents={
-            "FG-TASK": [[tool_use("Bash", command="ls", description="List")], "one file"],
-            "BG-TASK": [[tool_use("Bash", command="sleep 2", description="Wait")], "slow ok"],
-        },
-    )
+    script = subagents_script()
     with StandIn(script) as model:
         cc = make_env(model)
         result = cc.run("Use agents.", allowed_tools=["Agent", "Bash"], timeout=120)
