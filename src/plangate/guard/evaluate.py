@@ -12,9 +12,10 @@ import sys
 from plangate.autoplan import layout
 from plangate.guard import calls
 from plangate.guard.commands import split_literal
-from plangate.guard.decide import Installation, decide
+from plangate.guard.decide import decide
 from plangate.guard.observe import JOURNAL, PAYLOAD, Observation, observe
 from plangate.guard.outcome import Refusal
+from plangate.guard.state import Installation
 from plangate.journal.events import Event, ToolResult, ToolUse
 from plangate.journal.owners import project_owners
 from plangate.journal.paths import is_owned_path
@@ -77,24 +78,34 @@ def evaluate(payload: dict[str, Any], call: calls.GuardedCall) -> Evaluation:
         return Evaluation(refusal.code, "none", None, refusal.detail)
     cwd = str(payload["cwd"])
     tool_use_id = str(payload["tool_use_id"])
-    seen = observe(
-        str(payload["transcript_path"]),
-        session_id=str(payload["session_id"]),
-        tool_use_id=tool_use_id,
-        owners=project_owners(project_dir),
-        config_dir=claude_config_dir(),
-        select=invocation_window,
-    )
-    if seen.code is not None:
-        return Evaluation(seen.code, seen.path, seen.version, seen.detail, shapes=seen.shapes)
-    assert seen.verdict is not None
-    version = seen.version
-    try:
-        before, current = split_current(seen, payload, cwd)
-        decide(before, current, seen.path == JOURNAL, call, installation(cwd, project_dir))
-    except Refusal as refusal:
-        return Evaluation(refusal.code, seen.path, version, refusal.detail, keys=refusal.keys)
-    return Evaluation(None, seen.path, version)
+
+    def judge(wait_for_current: bool) -> Evaluation:
+        seen = observe(
+            str(payload["transcript_path"]),
+            session_id=str(payload["session_id"]),
+            tool_use_id=tool_use_id,
+            owners=project_owners(project_dir),
+            config_dir=claude_config_dir(),
+            select=invocation_window,
+            wait_for_current=wait_for_current,
+        )
+        if seen.code is not None:
+            return Evaluation(seen.code, seen.path, seen.version, seen.detail, shapes=seen.shapes)
+        assert seen.verdict is not None
+        try:
+            before, current = split_current(seen, payload, cwd)
+            decide(before, current, seen.path == JOURNAL, call, installation(cwd, project_dir))
+        except Refusal as refusal:
+            return Evaluation(refusal.code, seen.path, seen.version, refusal.detail, refusal.keys)
+        return Evaluation(None, seen.path, seen.version)
+
+    outcome = judge(wait_for_current=False)
+    if outcome.code == "publication_missing" and outcome.path == PAYLOAD:
+        # Text written in the call's own message may not be in the journal yet; before
+        # saying no report exists, give Claude Code the deadline to journal the call itself
+        # (a report beside it is then `publication_unflushed`, which names the real fix).
+        outcome = judge(wait_for_current=True)
+    return outcome
 
 
 def split_current(

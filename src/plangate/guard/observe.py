@@ -84,7 +84,11 @@ def observe(
     deadline: float = DEADLINE_SECONDS,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
+    wait_for_current: bool = False,
 ) -> Observation:
+    """Read until a decision can be made (see the module docstring). With
+    ``wait_for_current`` the payload path is not taken early: the loop waits, within the
+    deadline, for Claude Code to journal the current call itself."""
     until = clock() + deadline
     prior: Prefix | None = None
     unrecognized_once = False
@@ -115,7 +119,7 @@ def observe(
                     "current_mismatch",
                     f"the journal records this call in {stray}",
                 )
-            if stray is None and not lagged(verdict.events):
+            if stray is None and not wait_for_current and not lagged(verdict.events):
                 return Observation(verdict, PAYLOAD)
         elif verdict.reason is not None:
             code = codes.base_code(verdict.reason)
@@ -132,6 +136,8 @@ def observe(
         if clock() >= until:
             break
         sleep(POLL_SECONDS)
+    if last is not None and last.ready and wait_for_current and not lagged(last.events):
+        return Observation(last, PAYLOAD)
     if last is not None and last.ready:
         return Observation(last, PAYLOAD, "journal_lag", "an earlier tool call has no result")
     if last is not None and last.exists:

@@ -1,0 +1,54 @@
+"""What the guard's checks share: the installation, the indexed history, the phase state."""
+
+from __future__ import annotations
+
+from plangate.autoplan import layout
+from plangate.journal.events import Event, ToolResult, ToolUse
+
+
+class Installation:
+    """What the hook knows about itself: its plangate executable and skill folders."""
+
+    __slots__ = ("plangate", "skill_dirs", "cwd")
+
+    def __init__(self, plangate: str, skill_dirs: list[str], cwd: str) -> None:
+        self.plangate = plangate
+        self.skill_dirs = skill_dirs
+        self.cwd = cwd
+
+
+def number(phase: str) -> float:
+    return float(layout.PHASE_NUMBERS[phase])
+
+
+class History:
+    """The events before the current call, indexed for the checks."""
+
+    def __init__(self, events: list[Event]) -> None:
+        self.events = events
+        self.uses: dict[str, ToolUse] = {}
+        self.results: dict[str, list[ToolResult]] = {}
+        for event in events:
+            if isinstance(event, ToolUse):
+                self.uses[event.tool_use_id] = event
+            elif isinstance(event, ToolResult):
+                self.results.setdefault(event.tool_use_id, []).append(event)
+
+    def results_after(self, use: ToolUse) -> list[ToolResult]:
+        return [r for r in self.results.get(use.tool_use_id, ()) if r.order > use.order]
+
+    def single_success(self, use: ToolUse) -> ToolResult | None:
+        results = self.results_after(use)
+        if len(results) != 1 or results[0].is_error:
+            return None
+        return results[0]
+
+
+class PhaseState:
+    __slots__ = ("phase", "entry_order", "checkpoints", "prepared")
+
+    def __init__(self) -> None:
+        self.phase: str | None = None
+        self.entry_order = -1
+        self.checkpoints: dict[str, str] = {}
+        self.prepared: dict[str, str] = {}
