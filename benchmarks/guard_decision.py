@@ -51,31 +51,8 @@ LOG = os.path.join("analytics", "autoplan-guard.jsonl")
 INSTALL_ENV = ("CLAUDE", "PLANGATE", "ANTHROPIC")
 """Inherited variables with these prefixes are dropped: the children get only ours."""
 
-# The plan of tests/e2e/autoplan_player.py (the plan format /autoplan reviews).
-PLAN = """# Plan: Notes search
-
-## Goal
-Let people find a note by a word in it. Scope: design
-
-## Implementation plan
-### Step 1: Index the notes
-Files: `notes/index.py`
-Serves: AC1
-Build a word index when a note is saved.
-
-### Step 2: Search page
-Files: `web/search.html`
-Serves: AC1
-A search box and a results list.
-
-## Checks
-- `pytest -q`
-
-## Acceptance criteria
-- AC1: Searching a word lists every note that contains it.
-
-## Review record
-"""
+# The plan the /autoplan e2e tests review.
+from plangate.testing.autoplan import PLAN  # noqa: E402
 
 PROFILE_SCRIPT = """\
 import cProfile, io, pstats, sys

@@ -12,10 +12,10 @@ import json
 from collections.abc import Callable, Iterator
 
 import pytest
-from autoplan_player import AutoplanProject, Player, decisions, tool_calls, tool_results
 
 from plangate.standin import StandIn, text
 from plangate.testing import ClaudeEnv
+from plangate.testing.autoplan import AutoplanProject, Player, decisions, tool_calls, tool_results
 
 pytestmark = pytest.mark.e2e
 

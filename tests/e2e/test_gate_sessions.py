@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from autoplan_player import PLAN, AutoplanProject, Player, decisions
 
 from plangate.commands.report import report
 from plangate.commands.settings import settings_object
@@ -25,6 +24,7 @@ from plangate.gates import markers as mk
 from plangate.standin import ModelRequest, Reply, StandIn, canned_side_reply, text, tool_use
 from plangate.standin.script import TurnLike, as_reply
 from plangate.testing import ClaudeEnv, ClaudeResult
+from plangate.testing.autoplan import PLAN, AutoplanProject, Player, decisions
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 

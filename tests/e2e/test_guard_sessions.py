@@ -14,7 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from autoplan_player import (
+
+from plangate.standin import ModelRequest, StandIn, text, tool_use
+from plangate.testing import ClaudeEnv, ClaudeResult
+from plangate.testing.autoplan import (
     AutoplanProject,
     Player,
     decisions,
@@ -22,9 +25,6 @@ from autoplan_player import (
     tool_calls,
     tool_results,
 )
-
-from plangate.standin import ModelRequest, StandIn, text, tool_use
-from plangate.testing import ClaudeEnv, ClaudeResult
 
 pytestmark = pytest.mark.e2e
 

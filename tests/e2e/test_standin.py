@@ -347,3 +347,5 @@ def test_demo_runs_a_real_session(tmp_path: Path, claude_bin: Path) -> None:
     text_out = out.getvalue()
     assert "tools: Read, Bash" in text_out
     assert "journal:" in text_out and ".jsonl" in text_out
+    assert "status       ready" in text_out
+    assert "enter Design (too early)   deny publication_missing" in text_out

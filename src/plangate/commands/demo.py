@@ -47,16 +47,19 @@ def demo(
     timeout: float = 120.0,
     out: TextIO | None = None,
 ) -> int:
-    """Runs the demo session and prints where its journal is and what it holds.
+    """Runs two real sessions: one whose journal plangate inspects, and one in which the
+    phase publication guard holds /autoplan to its phases.
 
-    Returns 0 when the session ran and its journal was judged ready, else 1. The temporary
-    folder is removed at the end unless ``keep`` (or a ``workdir`` of the caller's) is given.
+    Returns 0 when both went as they should, else 1. The temporary folder is removed at the
+    end unless ``keep`` (or a ``workdir`` of the caller's) is given.
     """
     stream = out or sys.stdout
     own_root = workdir is None
     root = Path(tempfile.mkdtemp(prefix="plangate-demo-")) if workdir is None else workdir
     try:
-        return _run(root, timeout, stream, keep or not own_root)
+        journal_ok = _run(root / "journal", timeout, stream, keep or not own_root)
+        guard_ok = _guard(root / "guard", timeout, stream)
+        return 0 if journal_ok == 0 and guard_ok == 0 else 1
     finally:
         if own_root and not keep:
             shutil.rmtree(root, ignore_errors=True)
@@ -124,3 +127,52 @@ def _judge(env: ClaudeEnv, journal: Path, out: TextIO) -> int:
     print("\nplangate journal inspect --layout says:", file=out)
     out.write(render(summarize(verdict)))
     return 0 if verdict.ready else 1
+
+
+def _guard(root: Path, timeout: float, out: TextIO) -> int:
+    """/autoplan with plangate set up: entering Phase 2 before Phase 1's report is published
+    is denied; after publishing, it is allowed."""
+    from plangate.testing.autoplan import AutoplanProject, Player, decisions
+
+    def say(line: str = "") -> None:
+        print(line, file=out, flush=True)
+
+    say("\nplangate demo: the phase publication guard, with `plangate setup` in a fresh HOME")
+    player = Player([])
+    with StandIn(player) as model:
+        root.mkdir(parents=True, exist_ok=True)
+        project = AutoplanProject(ClaudeEnv.create(root, model))
+        project.setup()
+        player.steps = [
+            project.init(),
+            project.read_driver("ceo"),
+            project.checkpoint("ceo"),
+            project.dispatch("ceo"),
+            project.prepare_close("ceo"),
+            project.read_close("ceo"),
+            project.read_driver("design"),  # too early: Phase 1's report is not published
+            project.publish("ceo"),
+            project.read_driver("design"),
+            "Phase 2 (Design) started.",
+        ]
+        result = project.run("/autoplan plan.md", player, timeout=timeout)
+    if not result.ok:
+        say("  Claude Code did not finish cleanly:")
+        say("    " + result.describe().replace("\n", "\n    "))
+        return 1
+    logged = decisions(project.state_root)
+    names = ["enter CEO", "CEO reviewer", "enter Design (too early)", "enter Design"]
+    for name, entry in zip(names, logged, strict=False):
+        verdict = entry["decision"] + (f" {entry['code']}" if entry["code"] else "")
+        say(f"  {name:26} {verdict} (read on the {entry['path']} path)")
+    expected = [("allow", None), ("allow", None), ("deny", "publication_missing"), ("allow", None)]
+    got = [(entry["decision"], entry["code"]) for entry in logged]
+    if got != expected:
+        say(f"  unexpected guard decisions: {got}")
+        return 1
+    say("  the model was told: publish the Phase 1 report in a message whose only tool call is")
+    say(
+        "  `true autoplan-published ceo`, then enter the next phase (`plangate explain "
+        "publication_missing`)"
+    )
+    return 0

@@ -18,7 +18,7 @@ from typing import Any
 
 from plangate.standin import ModelRequest, Reply, canned_side_reply, text, tool_use
 from plangate.standin.script import TurnLike, as_reply
-from plangate.testing import ClaudeEnv, ClaudeResult
+from plangate.testing.claude import ClaudeEnv, ClaudeResult
 
 Step = TurnLike | Callable[[ModelRequest], TurnLike]
 
