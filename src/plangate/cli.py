@@ -47,7 +47,7 @@ plan-governed runs:
   serve              the run viewer: follow and answer runs in a local web page
 
 try it:
-  demo               real Claude Code sessions on the built-in stand-in: a journal inspected, the guard at work
+  demo               real Claude Code sessions on the stand-in model: a journal, the guard
 """
 
 
