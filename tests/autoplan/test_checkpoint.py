@@ -122,8 +122,7 @@ def test_installed_reviewer_instructions_are_used_by_default(
 ) -> None:
     from plangate.autoplan.checkpoint import default_reviewers_dir
 
-    if not os.path.isfile(os.path.join(default_reviewers_dir(), "ceo.md")):
-        pytest.skip("the reviewer instructions are not installed yet")
+    assert os.path.isfile(os.path.join(default_reviewers_dir(), "ceo.md"))
     _, restore = initialized
     manifest = checkpoint(restore, "ceo")
     installed = Path(default_reviewers_dir(), "ceo.md").read_text()
