@@ -132,3 +132,18 @@ def test_a_page_without_the_section_is_an_unknown_code(monkeypatch: pytest.Monke
     monkeypatch.setattr(explain_module, "page_text", lambda: "# Title\n\n## cycle\ntext\n")
     assert _run("cycle")[0] == 0
     assert _run("agent")[0] == 2
+
+
+@pytest.mark.parametrize("typed", ["GATE_TIMEOUT", "gate-timeout", "`gate_timeout`"])
+def test_skill_gate_codes_are_explained_too(typed: str) -> None:
+    out = io.StringIO()
+    assert explain(typed, out) == 0
+    text = out.getvalue()
+    assert text.startswith("## GATE_TIMEOUT\n")
+    assert "PLANGATE_SKILL_GATE_DEADLINE_MS" in text and "let the stop through" in text
+
+
+def test_unknown_code_lists_the_gate_codes() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    assert explain("GATE_NOPE", out, err) == 2
+    assert "skill gates: GATE_BAD_PAYLOAD, GATE_TRANSCRIPT, GATE_TIMEOUT" in err.getvalue()

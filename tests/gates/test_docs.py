@@ -16,9 +16,10 @@ DOC = (Path(__file__).resolve().parents[2] / "docs" / "skill-gates.md").read_tex
 
 @pytest.mark.parametrize("code", errors.CODES)
 def test_every_error_code_has_an_anchor_and_a_remedy(code: str) -> None:
-    anchor = errors.anchor(code).split("#")[1]
+    anchor = code.lower().replace("_", "-")
     assert f'<a id="{anchor}"></a>`{code}`' in DOC
     assert errors.REMEDIES[code]
+    assert errors.anchor(code) == f"`plangate explain {code}`"
 
 
 @pytest.mark.parametrize("event", mk.EVENTS)

@@ -50,7 +50,7 @@ def test_gate_transcript_for_a_missing_transcript(env: Env) -> None:
     os.unlink(payload["transcript_path"])
     output, stderr = _decide(env, payload, PLANGATE_SKILL_GATE_DEADLINE_MS="200")
     assert _error(output)["code"] == "GATE_TRANSCRIPT"
-    assert "GATE_TRANSCRIPT" in stderr and "docs/skill-gates.md#gate-transcript" in stderr
+    assert "GATE_TRANSCRIPT" in stderr and "plangate explain GATE_TRANSCRIPT" in stderr
     _recorded(env, payload["session_id"], "GATE_TRANSCRIPT")
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from importlib import resources
 from typing import TextIO
 
+from plangate.gates.errors import REMEDIES as GATE_REMEDIES
 from plangate.guard import reasons
 
 PAGE = "troubleshooting.md"
@@ -58,6 +59,10 @@ def explain(code: str, out: TextIO, err: TextIO | None = None) -> int:
 
     ``err`` receives the unknown-code message (default: ``out``).
     """
+    gate_code = code.strip().strip("`").strip().upper().replace("-", "_")
+    if gate_code in GATE_REMEDIES:
+        out.write(_gate_section(gate_code))
+        return 0
     wanted = normalize(code)
     found = sections()
     if not reasons.is_known(wanted) or reasons.base_code(wanted) not in found:
@@ -67,6 +72,7 @@ def explain(code: str, out: TextIO, err: TextIO | None = None) -> int:
             names = [c for c in reasons.KNOWN_CODES if reasons.disposition(c) == disposition]
             shown = [f"{c}:<detail>" if c == reasons.UNRECOGNIZED_SHAPE else c for c in names]
             sink.write(f"  {disposition}: {', '.join(shown)}\n")
+        sink.write(f"  skill gates: {', '.join(GATE_REMEDIES)}\n")
         return 2
     base = reasons.base_code(wanted)
     out.write(found[base])
@@ -75,3 +81,15 @@ def explain(code: str, out: TextIO, err: TextIO | None = None) -> int:
     if reasons.disposition(base) == reasons.FALLBACK and FALLBACK_SECTION in found:
         out.write("\n" + found[FALLBACK_SECTION])
     return 0
+
+
+def _gate_section(code: str) -> str:
+    return (
+        f"## {code}\n\n"
+        "**What it means**: a skill gate (a Stop or SubagentStop hook) could not decide. A gate "
+        "never blocks because it broke: it recorded the error (session record, trace log, "
+        "stderr, the transcript) and let the stop through unchecked; `plangate report` exits 3 "
+        "for the session.\n\n"
+        f"**What to do**: {GATE_REMEDIES[code]}.\n\n"
+        "The causes of every gate error are listed under Errors in docs/skill-gates.md.\n"
+    )

@@ -11,8 +11,6 @@ GATE_LOCKED = "GATE_LOCKED"
 GATE_SLUG = "GATE_SLUG"
 GATE_UNEXPECTED = "GATE_UNEXPECTED"
 
-DOC = "docs/skill-gates.md"
-
 REMEDIES = {
     GATE_BAD_PAYLOAD: "the hook input changed shape (a Claude Code update?): update plangate",
     GATE_TRANSCRIPT: "run `plangate journal inspect <transcript>` to see why it cannot be read",
@@ -29,8 +27,8 @@ CODES = tuple(REMEDIES)
 
 
 def anchor(code: str) -> str:
-    """``docs/skill-gates.md#gate-timeout``."""
-    return f"{DOC}#{code.lower().replace('_', '-')}"
+    """Where a person reads about ``code``: ``plangate explain GATE_TIMEOUT``."""
+    return f"`plangate explain {code}`"
 
 
 class GateError(Exception):
