@@ -25,7 +25,7 @@ install:
   config             read and change plangate's settings (get, set, list)
 
 the phase publication guard (/autoplan):
-  explain CODE       what a guard code means and what to do
+  explain CODE       what a guard or skill-gate code means and what to do
   log                summarise the guard's decision log
   autoplan           the artifact commands the /autoplan skill runs
   gate render        write the Final Approval Gate
