@@ -12,8 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import subagents_script
 
+from conftest import subagents_script
 from plangate.journal import (
     AssistantText,
     EndTurn,

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import subagents_script
 
+from conftest import subagents_script
 from plangate.commands.demo import demo
 from plangate.processes import marked_pids
 from plangate.standin import ModelRequest, Reply, Script, StandIn, text, tool_use
