@@ -34,8 +34,8 @@ services:
 	./scripts/ensure-test-services
 
 lint:
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check --no-cache src tests benchmarks
+	$(BIN)/ruff format --no-cache --check src tests benchmarks
 
 types:
 	$(BIN)/mypy
