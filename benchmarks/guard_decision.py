@@ -598,13 +598,7 @@ class GuardBench(jd.Bench):
             "| size | case | median ms | min ms | runs | peak MiB |",
             "|---|---|---:|---:|---:|---:|",
         ]
-        for case in [self.bare, self.imports, *self.cases]:
-            peak = case.peak_mib
-            lines.append(
-                f"| {case.size} | {case.name} | {case.median_ms:.1f} | "
-                f"{case.min_ms:.1f} | {len(case.samples)} | "
-                f"{'-' if peak is None else f'{peak:.1f}'} |"
-            )
+        lines += jd.case_rows([self.bare, self.imports, *self.cases])
         lines += [
             "",
             "| journal | bytes before the invocation | lines | invocation records | largest line |",

@@ -758,6 +758,15 @@ def read_blocks(use_id: str, path: str, content: str) -> tuple[dict[str, Any], s
     return block, numbered, side
 
 
+def case_rows(cases: list[Case]) -> list[str]:
+    """The timing table's rows: size, case, median and min ms, runs, peak MiB."""
+    return [
+        f"| {case.size} | {case.name} | {case.median_ms:.1f} | {case.min_ms:.1f} | "
+        f"{len(case.samples)} | {'-' if case.peak_mib is None else f'{case.peak_mib:.1f}'} |"
+        for case in cases
+    ]
+
+
 def _slug(path: str) -> str:
     return re.sub(r"[^A-Za-z0-9]", "-", path)
 
@@ -1167,13 +1176,7 @@ class Bench:
             "| size | case | median ms | min ms | runs | peak MiB |",
             "|---|---|---:|---:|---:|---:|",
         ]
-        for case in [self.bare, self.imports, *self.cases]:
-            peak = case.peak_mib
-            lines.append(
-                f"| {case.size} | {case.name} | {case.median_ms:.1f} | "
-                f"{case.min_ms:.1f} | {len(case.samples)} | "
-                f"{'-' if peak is None else f'{peak:.1f}'} |"
-            )
+        lines += case_rows([self.bare, self.imports, *self.cases])
         lines += [
             "",
             "| journal | bytes | lines | records | events | largest line |",

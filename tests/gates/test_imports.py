@@ -14,7 +14,7 @@ import sys
 import pytest
 
 import plangate.gates
-from tests.hooks.test_imports import HEAVY_STDLIB, _loaded_by
+from tests.hooks.test_imports import assert_light
 
 GATE_MODULES = sorted(
     f"plangate.gates.{info.name}" for info in pkgutil.iter_modules(plangate.gates.__path__)
@@ -23,15 +23,7 @@ GATE_MODULES = sorted(
 
 @pytest.mark.parametrize("module", GATE_MODULES)
 def test_gate_modules_import_only_light_stdlib_and_plangate(module: str) -> None:
-    loaded = _loaded_by(module)
-    foreign = [
-        name
-        for name in loaded
-        if name.split(".")[0] not in sys.stdlib_module_names and name.split(".")[0] != "plangate"
-    ]
-    assert foreign == [], f"{module} imports non-stdlib modules: {foreign}"
-    heavy = sorted(set(loaded) & HEAVY_STDLIB)
-    assert heavy == [], f"{module} imports slow standard-library modules: {heavy}"
+    assert_light(module)
 
 
 def test_the_off_path_loads_no_gate_logic() -> None:

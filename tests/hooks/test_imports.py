@@ -39,8 +39,8 @@ def _loaded_by(module: str) -> list[str]:
     return loaded
 
 
-@pytest.mark.parametrize("module", HOOK_PATH_MODULES)
-def test_hook_path_imports_only_stdlib_and_plangate(module: str) -> None:
+def assert_light(module: str) -> None:
+    """``module`` loads only the standard library and plangate, and none of the slow modules."""
     loaded = _loaded_by(module)
     foreign = [
         name
@@ -50,6 +50,11 @@ def test_hook_path_imports_only_stdlib_and_plangate(module: str) -> None:
     assert foreign == [], f"{module} imports non-stdlib modules: {foreign}"
     heavy = sorted(set(loaded) & HEAVY_STDLIB)
     assert heavy == [], f"{module} imports slow standard-library modules: {heavy}"
+
+
+@pytest.mark.parametrize("module", HOOK_PATH_MODULES)
+def test_hook_path_imports_only_stdlib_and_plangate(module: str) -> None:
+    assert_light(module)
 
 
 def test_probe_sees_imports() -> None:
