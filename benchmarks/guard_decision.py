@@ -13,7 +13,7 @@ init`` call and its output), and the guarded call is the Read of the installed s
 - the journal path (the Read is journaled and the payload names its ``tool_use_id``) and the
   payload path (Claude Code has not written the Read yet), cold and after a ~10 KB append;
 - a non-phase Read (``/etc/hostname``), the fast path that never reads the journal;
-- for reference, the reader alone (``python -m plangate.journal``) on the same journal;
+- for reference, the reader alone (as ``journal_decision.py`` runs it) on the same journal;
 
 with peak memory, next to the floors of ``journal_decision.py`` (bare start-up, ``cat``, a
 naive ``json.loads`` of every line), and judged against the reader's targets.
@@ -485,7 +485,7 @@ class GuardBench(jd.Bench):
         on_journal = jd.Case(label, "guard, journal path, cold")
         on_payload = jd.Case(label, "guard, payload path, cold")
         fast = jd.Case(label, f"guard, non-phase Read `{NON_PHASE_FILE}` (fast path)")
-        reader = jd.Case(label, "reference: reader alone (`-m plangate.journal`), same journal")
+        reader = jd.Case(label, "reference: reader alone (hook-style), same journal")
         appended_journal = jd.Case(label, "guard, journal path, after append")
         appended_payload = jd.Case(label, "guard, payload path, after append")
         cat = jd.Case(label, "floor: `cat` > /dev/null")
@@ -701,12 +701,18 @@ class GuardBench(jd.Bench):
 
     # -- profile ----------------------------------------------------------------------------
 
-    def profile(self, size: float, sort: str, top: int) -> None:
-        """cProfile of one hook run in-process, per decision path, printed to stderr."""
+    def profile(self, size: float, sort: str, top: int, after_append: bool) -> None:
+        """cProfile of one hook run in-process, per decision path, printed to stderr; with
+        ``after_append``, of a run after an earlier one and a ~10 KB append."""
         journal = jd.Journal(self.workdir, size)
         journal.ensure(self.corpus, self.regenerate)
         for path in ("journal", "payload"):
             session = self.session(journal, f"profile-{path}")
+            if after_append:
+                tool_id = session.new_tool_id()
+                self.guard(session, tool_id, session.driver, "payload")
+                session.unjournaled_read_ran(tool_id)
+                session.append_bulk()
             if path == "journal":
                 tool_id, _, _ = session.pending_read()
             else:
@@ -761,6 +767,11 @@ def main(argv: list[str] | None = None) -> int:
         help="instead of the table, cProfile one in-process hook run per decision path on "
         "a journal of this size (stderr)",
     )
+    parser.add_argument(
+        "--profile-append",
+        action="store_true",
+        help="profile the run after an earlier hook run and a ~10 KB append, not a cold one",
+    )
     parser.add_argument("--profile-sort", default="cumulative", help="pstats sort key")
     parser.add_argument("--profile-top", type=int, default=40, help="pstats rows")
     args = parser.parse_args(argv)
@@ -779,7 +790,7 @@ def main(argv: list[str] | None = None) -> int:
     install = Installation(workdir, python, base_env)
     bench = GuardBench(install, workdir, args.repeat, args.regenerate, not args.no_reader)
     if args.profile is not None:
-        bench.profile(args.profile, args.profile_sort, args.profile_top)
+        bench.profile(args.profile, args.profile_sort, args.profile_top, args.profile_append)
         return 0
     sizes = sorted({0.1, *args.sizes})
     started = time.perf_counter()

@@ -2,11 +2,11 @@
 
 Run: ``python benchmarks/journal_decision.py [--sizes 1,10,100] [--repeat N] [--json]``.
 
-For each journal size this times ``<python> -c '<journal main>' PATH SESSION PROJECT CONFIG``
-(process start to verdict, as a hook runs it) and the child's peak memory (max RSS, from one
-extra run under GNU ``time -f %M``), next to three floors: a bare ``python -c pass`` with the
-same interpreter, ``cat`` of the journal to /dev/null, and a naive script that ``json.loads``
-every line.
+For each journal size this times ``<python> -S -c '<journal main>' ROOT PATH SESSION PROJECT
+CONFIG`` (process start to verdict, as a hook runs it; ROOT is plangate's folder) and the
+child's peak memory (max RSS, from one extra run under GNU ``time -f %M``), next to three
+floors: a bare ``python -c pass`` with the same interpreter, ``cat`` of the journal to
+/dev/null, and a naive script that ``json.loads`` every line.
 
 Journals are synthetic but shaped like what Claude Code 2.1.332 writes (see
 ``benchmarks/README.md``); they are generated once per size into ``--workdir`` and reused.
@@ -49,11 +49,14 @@ with open(sys.argv[1], "rb") as handle:
             json.loads(line)
 """
 IMPORT_SCRIPT = "import plangate.journal.reader, plangate.jsonio"
-# The way plangate's hooks start (`-c`, as `plangate setup` registers them): `-m` would add
-# runpy's imports to every run.
+# The way plangate's hooks start (as `plangate setup` registers them): `-c`, since `-m` would
+# add runpy's imports to every run, and `-S` with plangate's folder as the first argument,
+# since hooks need no `site`.
 DECISION_SCRIPT = (
-    "import sys; from plangate.journal.__main__ import main; raise SystemExit(main(sys.argv[1:]))"
+    "import sys; sys.path.insert(0, sys.argv.pop(1)); "
+    "from plangate.journal.__main__ import main; raise SystemExit(main(sys.argv[1:]))"
 )
+ROOT_SCRIPT = "import os, plangate; print(os.path.dirname(os.path.dirname(plangate.__file__)))"
 
 
 # --------------------------------------------------------------------------------------------
@@ -1032,6 +1035,10 @@ def _source_state() -> str:
 class Bench:
     def __init__(self, python: str, workdir: str, repeat: int, regenerate: bool) -> None:
         self.python = python
+        found = subprocess.run([python, "-c", ROOT_SCRIPT], capture_output=True, text=True)
+        if found.returncode != 0:
+            raise SystemExit(f"{python} cannot import plangate:\n{found.stderr}")
+        self.package_root = found.stdout.strip()
         self.workdir = workdir
         self.repeat = repeat
         self.regenerate = regenerate
@@ -1060,6 +1067,7 @@ class Bench:
             env["XDG_CACHE_HOME"] = os.path.join(folder, "cache")
             env["XDG_STATE_HOME"] = os.path.join(folder, "state")
             env["TMPDIR"] = os.path.join(folder, "tmp")
+            env["PLANGATE_STATE_ROOT"] = os.path.join(folder, "plangate")
         return env
 
     def decide(
@@ -1067,8 +1075,10 @@ class Bench:
     ) -> tuple[Sample, dict[str, Any]]:
         argv = [
             self.python,
+            "-S",
             "-c",
             DECISION_SCRIPT,
+            self.package_root,
             path,
             journal.session,
             journal.project,
@@ -1162,8 +1172,8 @@ class Bench:
 
     def table(self) -> str:
         lines = [
-            f"Hook-style decision: `{os.path.relpath(self.python, REPO)} -c '<journal main>' PATH "
-            "SESSION PROJECT CONFIG`, process start to verdict; reader at "
+            f"Hook-style decision: `{os.path.relpath(self.python, REPO)} -S -c '<journal main>' "
+            "ROOT PATH SESSION PROJECT CONFIG`, process start to verdict; reader at "
             f"{_source_state()}; {os.cpu_count()} CPUs; Python {sys.version.split()[0]}.",
             f'{self.repeat} timed runs per case after one warm-up run. "cold" means no state '
             "from an earlier hook run (a fresh copy of the journal in a fresh config folder); "

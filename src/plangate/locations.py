@@ -20,6 +20,11 @@ def state_root() -> str:
     return os.path.join(_home(), ".plangate")
 
 
+def journal_index_dir() -> str:
+    """Where hook reads keep their journal indexes (:mod:`plangate.journal.index`)."""
+    return os.path.join(state_root(), "journal-index")
+
+
 def claude_config_dir() -> str:
     """Claude Code's configuration folder: ``$CLAUDE_CONFIG_DIR``, default ``~/.claude``."""
     configured = os.environ.get(CLAUDE_CONFIG_ENV, "")

@@ -23,11 +23,18 @@ from plangate.errors import ConfigError, UsageError
 from plangate.hooks import registry
 
 PY = "/opt/py/bin/python3"
-GUARD = f"\"{PY}\" -c 'from plangate.hooks.pre_tool_use import main; raise SystemExit(main())'"
-STOP = f"\"{PY}\" -c 'from plangate.hooks.stop import main; raise SystemExit(main())'"
-SUBAGENT_STOP = (
-    f"\"{PY}\" -c 'from plangate.hooks.subagent_stop import main; raise SystemExit(main())'"
-)
+ROOT = registry.package_root()
+
+
+def registered(module: str) -> str:
+    """The command setup registers: no `site`, plangate's folder as the one argument."""
+    entry = f"import sys; sys.path.insert(0, sys.argv.pop(1)); from {module} import main; "
+    return f'"{PY}" -S -c \'{entry}raise SystemExit(main())\' "{ROOT}"'
+
+
+GUARD = registered("plangate.hooks.pre_tool_use")
+STOP = registered("plangate.hooks.stop")
+SUBAGENT_STOP = registered("plangate.hooks.subagent_stop")
 REFUSAL = "fix or move it, then run plangate setup again"
 KEPT_CONFIG = (
     "kept ~/state/config.json (plangate's own settings; delete it yourself if you want it gone)"
@@ -155,7 +162,7 @@ def test_hook_command_uses_this_python_by_default() -> None:
     block = registry.hook_settings(False, False)
     command = block["PreToolUse"][0]["hooks"][0]["command"]  # type: ignore[index]
     assert command == registry.hook_command("plangate.hooks.pre_tool_use", sys.executable)
-    assert command.startswith(f'"{os.path.abspath(sys.executable)}" -c ')
+    assert command.startswith(f'"{os.path.abspath(sys.executable)}" -S -c ')
 
 
 def test_gate_timeout_outlives_the_longest_gate_deadline() -> None:
@@ -176,7 +183,7 @@ def test_command_quoting_survives_the_shell(tmp_path: Path) -> None:
     odd = str(tmp_path / 'dir with $HOME and "quotes" and `ticks` \\ back' / "python")
     command = registry.hook_command("plangate.hooks.stop", odd)
     echoed = subprocess.run(
-        ["sh", "-c", command.split(" -c ")[0].join(["printf %s ", ""])],
+        ["sh", "-c", command.split(" -S -c ")[0].join(["printf %s ", ""])],
         capture_output=True,
         text=True,
         check=True,
@@ -786,3 +793,15 @@ def test_merge_properties(
     ) == settings_file.normalized(original)
     # the rendered file reads back as the same data
     assert json.loads(settings_file.render(merged)) == merged
+
+
+@pytest.mark.parametrize("spec", registry.HOOKS, ids=lambda spec: spec.event)
+def test_registered_commands_start_the_hooks(spec: registry.HookSpec) -> None:
+    """The command as registered, through a shell: plangate is found without `site`, and a
+    payload that is not one gives the hook's one JSON line, never a traceback."""
+    command = registry.hook_command(spec.module)
+    done = subprocess.run(["sh", "-c", command], input=b"{}", capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert b"Traceback" not in done.stderr
+    lines = done.stdout.decode().splitlines()
+    assert len(lines) == 1 and isinstance(json.loads(lines[0]), dict)

@@ -88,6 +88,9 @@ def test_full_pipeline_through_the_final_approval_gate(
     guarded = [(d["decision"], d["code"]) for d in logged]
     # ceo, design and eng each: driver Read and reviewer dispatch; then the tasks entry.
     assert guarded == [("allow", None)] * 7
+    # The hooks went on from the journal index an earlier hook run saved (the suite sets its
+    # size threshold to 0, tests/conftest.py).
+    assert (project.state_root / "journal-index" / f"{result.journal_path.stem}.index").is_file()
     assert "plangate/tmp" in (project.project / ".git" / "info" / "exclude").read_text()
 
 

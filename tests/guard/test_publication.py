@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
+import re
 
-from plangate.guard.publication import declared_numbers, declares
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from plangate.guard.publication import declared_numbers, declares, parse_declaration
 
 
 @pytest.mark.parametrize(
@@ -60,3 +64,98 @@ def test_numbers_in_order() -> None:
 def test_fence_must_close_with_same_marker() -> None:
     text = "````\n```\nPhase 1 complete\n````\nPhase 1 complete"
     assert declared_numbers(text) == ["1"]
+
+
+# The shape the module docstring describes, as the regular expression it was first written
+# with: the hand-written matcher must read every line the same way.
+REFERENCE = re.compile(
+    r"""^(?:\#{1,6}\s+)?
+        (?P<wrap>\*\*|__)?
+        phase\s+(?P<number>\d+(?:\.\d+)?)
+        (?:\s*\((?P<paren>[a-z ]+)\)|\s+(?P<name>[a-z][a-z ]*?))?
+        (?:\s+review)?
+        (?:\s+is)?
+        \s+(?:completed|complete|done|finished)\b
+        (?P=wrap)?
+        (?P<tail>.*)$""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+PIECES = [
+    "#",
+    "## ",
+    "####### ",
+    "**",
+    "__",
+    "Phase",
+    "phase",
+    "PHASE",
+    " ",
+    "  ",
+    "\t",
+    "1",
+    "2",
+    "2.5",
+    "3",
+    ".",
+    "4",
+    "(",
+    ")",
+    "CEO",
+    "ceo",
+    "Design",
+    "dx",
+    "eng",
+    "review",
+    "is",
+    " is",
+    "island",
+    "complete",
+    "completed",
+    "completes",
+    "done",
+    "finished",
+    "done_",
+    ":",
+    "!",
+    "\u2014",
+    "-",
+    "with",
+    "not",
+    "x",
+    "?",
+    '"',
+    "é",
+    "٣",
+    "\u00a0",
+]
+
+
+def reference(line: str) -> tuple[str, str, str] | None:
+    match = REFERENCE.match(line)
+    if match is None:
+        return None
+    return match["number"], match["paren"] or match["name"] or "", match["tail"]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=14).map("".join))
+def test_the_matcher_reads_lines_as_the_reference_expression(line: str) -> None:
+    assert parse_declaration(line) == reference(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Phase 1 (CEO) review is complete.",
+        "Phase 1 ceo review complete",
+        "Phase 2.5 developer experience review done: yes",
+        "Phase 3 is done",
+        "## **Phase 4 tasks complete**",
+        "Phase 1 is island complete",
+        "Phase 1 completes",
+        "Phase 12 complete",
+    ],
+)
+def test_the_matcher_on_hand_picked_lines(line: str) -> None:
+    assert parse_declaration(line) == reference(line)

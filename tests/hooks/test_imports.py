@@ -13,11 +13,17 @@ import sys
 
 import pytest
 
+import plangate.guard
 import plangate.hooks
+import plangate.journal
 
 HOOK_PATH_MODULES = sorted(
-    ["plangate.journal", "plangate.journal.__main__", "plangate.jsonio", "plangate.locations"]
-    + [f"plangate.hooks.{info.name}" for info in pkgutil.iter_modules(plangate.hooks.__path__)]
+    ["plangate.jsonio", "plangate.locations"]
+    + [
+        f"{package.__name__}.{info.name}"
+        for package in (plangate.hooks, plangate.guard, plangate.journal)
+        for info in pkgutil.iter_modules(package.__path__)
+    ]
 )
 # Standard library, but too slow to import on every tool call.
 HEAVY_STDLIB = {"re", "json", "typing", "dataclasses", "enum", "argparse", "subprocess", "asyncio"}
@@ -65,4 +71,5 @@ def test_probe_sees_imports() -> None:
 
 def test_module_list_is_not_empty() -> None:
     assert "plangate.hooks.runtime" in HOOK_PATH_MODULES
+    assert {"plangate.guard.evaluate", "plangate.journal.index"} <= set(HOOK_PATH_MODULES)
     assert json.loads("[]") == []

@@ -20,7 +20,7 @@ from plangate.journal.events import Event, ToolResult, ToolUse
 from plangate.journal.owners import project_owners
 from plangate.journal.paths import is_owned_path
 from plangate.journal.records import Record
-from plangate.locations import claude_config_dir
+from plangate.locations import claude_config_dir, journal_index_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -88,6 +88,7 @@ def evaluate(payload: dict[str, Any], call: calls.GuardedCall) -> Evaluation:
             config_dir=claude_config_dir(),
             select=invocation_window,
             wait_for_current=wait_for_current,
+            index_dir=journal_index_dir(),
         )
         if seen.code is not None:
             return Evaluation(seen.code, seen.path, seen.version, seen.detail, shapes=seen.shapes)

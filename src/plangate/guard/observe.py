@@ -85,10 +85,12 @@ def observe(
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
     wait_for_current: bool = False,
+    index_dir: str | None = None,
 ) -> Observation:
     """Read until a decision can be made (see the module docstring). With
     ``wait_for_current`` the payload path is not taken early: the loop waits, within the
-    deadline, for Claude Code to journal the current call itself."""
+    deadline, for Claude Code to journal the current call itself. ``index_dir`` lets the
+    first read go on from the journal index an earlier hook run saved."""
     until = clock() + deadline
     prior: Prefix | None = None
     unrecognized_once = False
@@ -101,6 +103,7 @@ def observe(
             config_dir=config_dir,
             prior=prior,
             select=select,
+            index_dir=index_dir,
         )
         last = verdict
         if prior is None and verdict.prefix is not None:

@@ -98,15 +98,29 @@ def shell_quote(text: str) -> str:
     return f'"{escaped}"'
 
 
-def hook_command(module: str, python: str | None = None) -> str:
-    """The shell command that runs ``module`` with ``python`` (default: this interpreter)."""
+def package_root() -> str:
+    """The folder that holds the ``plangate`` package (``src`` of a development install)."""
+    here = os.path.abspath(__file__)  # <root>/plangate/hooks/registry.py
+    return os.path.dirname(os.path.dirname(os.path.dirname(here)))
+
+
+def hook_command(module: str, python: str | None = None, root: str | None = None) -> str:
+    """The shell command that runs ``module`` with ``python`` (default: this interpreter),
+    importing plangate from ``root`` (default: where this plangate is)."""
     if python is None:
         python = sys.executable
     if not python:
         raise ValueError("no Python interpreter path to register (sys.executable is empty)")
-    # `-c` rather than `-m`: runpy costs a hook ~7 ms of imports on every tool call.
-    entry = f"from {module} import main; raise SystemExit(main())"
-    return f"{shell_quote(os.path.abspath(python))} -c '{entry}'"
+    # `-c` rather than `-m`: runpy costs a hook ~7 ms of imports on every tool call. `-S`:
+    # hooks need only the standard library and plangate, so `site` (about 3 ms of start-up
+    # and every .pth file of the environment) is skipped and plangate's folder is put on
+    # the path from the command's one argument.
+    entry = (
+        "import sys; sys.path.insert(0, sys.argv.pop(1)); "
+        f"from {module} import main; raise SystemExit(main())"
+    )
+    folder = root if root is not None else package_root()
+    return f"{shell_quote(os.path.abspath(python))} -S -c '{entry}' {shell_quote(folder)}"
 
 
 def is_plangate_command(command: object) -> bool:

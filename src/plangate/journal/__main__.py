@@ -11,6 +11,7 @@ import sys
 
 from plangate import jsonio
 from plangate.journal.reader import read_journal
+from plangate.locations import journal_index_dir
 
 
 def main(argv: list[str]) -> int:
@@ -23,7 +24,13 @@ def main(argv: list[str]) -> int:
     session = argv[1] if len(argv) > 1 and argv[1] else None
     owners = [argv[2]] if len(argv) > 2 and argv[2] else None
     config = argv[3] if len(argv) > 3 and argv[3] else None
-    verdict = read_journal(path, session_id=session, owners=owners, config_dir=config)
+    verdict = read_journal(
+        path,
+        session_id=session,
+        owners=owners,
+        config_dir=config,
+        index_dir=journal_index_dir() if config is not None else None,
+    )
     sys.stdout.write(
         jsonio.dumps(
             {
@@ -31,7 +38,7 @@ def main(argv: list[str]) -> int:
                 "reason": verdict.reason,
                 "claude_code_version": verdict.claude_code_version,
                 "records": verdict.records,
-                "events": len(verdict.events),
+                "events": verdict.event_count,
             }
         )
         + "\n"

@@ -18,8 +18,6 @@ Standard library only (hook path).
 
 from __future__ import annotations
 
-import heapq
-
 from plangate.journal import codes
 from plangate.journal.paths import fold_pair, realpath_or_none
 from plangate.journal.records import Record
@@ -225,16 +223,54 @@ def _causal_order(
     the order at its file position. None when a compact boundary's records cannot be reached
     from the root at all (its logical parent loops back).
     """
+    starts = {
+        record.index
+        for record in records
+        if record.node
+        and record.via_logical_parent
+        and record.index > root.index
+        and record.parent not in by_uuid
+    }
+    ordered = _file_order(root, records, starts)
+    if ordered is None:
+        ordered = _walk(root, records, starts)
+    placed = {record.index for record in ordered}
+    for record in records:
+        unreached = record.node and record.via_logical_parent and record.index not in placed
+        if unreached and record.index > root.index:
+            return None
+    return ordered
+
+
+def _file_order(root: Record, records: list[Record], starts: set[int]) -> list[Record] | None:
+    """The walk's order when every parent comes before its children in the file, as Claude
+    Code writes them: then it is file order. None when some placed record's child comes
+    before it in the file, which needs the walk itself."""
+    ordered: list[Record] = []
+    placed: set[str] = set()
+    waiting: list[Record] = []
+    for record in records:
+        starts_here = record is root or record.index in starts
+        if not starts_here and not (record.node and record.parent in placed):
+            if record.node and record.parent is not None:
+                waiting.append(record)
+            continue
+        ordered.append(record)
+        if record.uuid is not None:
+            placed.add(record.uuid)
+    if any(record.parent in placed for record in waiting):
+        return None
+    return ordered
+
+
+def _walk(root: Record, records: list[Record], starts: set[int]) -> list[Record]:
+    """A stable topological walk from the root: of the records whose parent is placed, the
+    one earliest in the file comes next."""
+    import heapq  # only for journals whose children precede their parents in the file
+
     children = _children(records)
     ready = [(root.index, root)]
-    for record in records:
-        if (
-            record.node
-            and record.via_logical_parent
-            and record.index > root.index
-            and record.parent not in by_uuid
-        ):
-            ready.append((record.index, record))
+    ready += [(record.index, record) for record in records if record.index in starts]
     heapq.heapify(ready)
     ordered: list[Record] = []
     placed: set[int] = set()
@@ -247,8 +283,38 @@ def _causal_order(
         for child in children.get(record.uuid or "", ()):
             if child.index not in placed:
                 heapq.heappush(ready, (child.index, child))
-    for record in records:
-        unreached = record.node and record.via_logical_parent and record.index not in placed
-        if unreached and record.index > root.index:
-            return None
+    return ordered
+
+
+def extend_order(
+    placed: set[str], known: set[str], unresolved: set[str], appended: list[Record]
+) -> list[Record] | None:
+    """The causal order of records appended after an ordered journal, or None when it may
+    differ from what :func:`own` would give for the whole file.
+
+    ``placed`` are the uuids already in the order, ``known`` every uuid the earlier records
+    carry and ``unresolved`` the logical parents of compact boundaries that start a segment.
+    Every earlier record has a smaller file position, so the walk of :func:`_causal_order`
+    places all of them before any appended one; the appended records then follow in the
+    same walk among themselves, which is file order while each parent comes before its
+    children (see :func:`_file_order`). A repeated id, another root, a new compact boundary,
+    an id an earlier boundary was waiting for, or a record whose parent is not placed
+    before it all need the full read instead. ``placed`` grows by the appended records.
+    """
+    fresh: set[str] = set()
+    ordered: list[Record] = []
+    for record in appended:
+        uuid = record.uuid
+        if uuid is not None:
+            if uuid in known or uuid in fresh or uuid in unresolved:
+                return None
+            fresh.add(uuid)
+        if not record.node:
+            continue
+        if uuid is None or record.parent_null or record.via_logical_parent:
+            return None  # another root or a new segment
+        if record.parent not in placed:
+            return None  # a parent not placed before it (or not written yet)
+        ordered.append(record)
+        placed.add(uuid)
     return ordered

@@ -18,13 +18,19 @@ from plangate.journal.identity import (
     check_unchanged,
     open_journal,
 )
-from plangate.journal.order import own
+from plangate.journal.order import extend_order, own
 from plangate.journal.records import EventBuilder, Record, clean_bash_result
-from plangate.journal.scan import Prefix, ScanRefusal, parse_line, scan
+from plangate.journal.scan import Prefix, Scan, ScanRefusal, parse_line, scan
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
+
+    from plangate.journal import index as journal_index
+
+INDEX_MIN_BYTES_ENV = "PLANGATE_JOURNAL_INDEX_MIN_BYTES"
+INDEX_MIN_BYTES = 512 * 1024
+"""Smaller journals are read in full: that is quicker than loading and saving an index."""
 
 READY = "ready"
 MISSING = "missing"
@@ -49,7 +55,9 @@ class Verdict:
         "records",
         "lines",
         "owned",
-        "events",
+        "_events",
+        "_deferred",
+        "_event_count",
         "root_shape",
         "prefix",
         "complete",
@@ -71,7 +79,9 @@ class Verdict:
         self.records = 0
         self.lines = 0
         self.owned = 0
-        self.events: list[Event] = []
+        self._events: list[Event] = []
+        self._deferred: tuple[Callable[[], list[Event]], list[Event]] | None = None
+        self._event_count = 0
         self.root_shape: list[str] = []
         self.prefix: Prefix | None = None
         self.complete = True
@@ -87,6 +97,31 @@ class Verdict:
     @property
     def ready(self) -> bool:
         return self.status == READY
+
+    @property
+    def events(self) -> list[Event]:
+        """The events of the owned records in causal order (unpacked on first use when they
+        come from a saved index)."""
+        if self._deferred is not None:
+            earlier, appended = self._deferred
+            self._deferred = None
+            self._events = earlier() + appended
+        return self._events
+
+    @events.setter
+    def events(self, events: list[Event]) -> None:
+        self._events = events
+        self._deferred = None
+
+    @property
+    def event_count(self) -> int:
+        return self._event_count if self._deferred is not None else len(self._events)
+
+    def defer_events(
+        self, count: int, earlier: Callable[[], list[Event]], appended: list[Event]
+    ) -> None:
+        self._deferred = (earlier, appended)
+        self._event_count = count
 
     def refuse(self, reason: str, detail: str) -> Verdict:
         self.status = ERROR
@@ -107,7 +142,7 @@ class Verdict:
         return (
             f"Verdict(status={self.status!r}, reason={self.reason!r}, "
             f"version={self.claude_code_version!r}, records={self.records}, "
-            f"events={len(self.events)})"
+            f"events={self.event_count})"
         )
 
 
@@ -125,6 +160,7 @@ def read_journal(
     select: Callable[[list[Record]], Iterable[Record]] | None = None,
     record_max: int = codes.RECORD_MAX_BYTES,
     retained_max: int = codes.RETAINED_MAX_BYTES,
+    index_dir: str | None = None,
 ) -> Verdict:
     """Judge the journal at ``path``.
 
@@ -134,7 +170,9 @@ def read_journal(
     ``owners`` are the folders that may own the conversation (the project directory and its
     linked worktrees); None accepts the root's own folder. ``prior`` is the prefix an earlier
     read in this hook run returned. ``full`` reloads every owned record with its content;
-    ``select`` picks the records to reload. Limits can only be lowered.
+    ``select`` picks the records to reload. Limits can only be lowered. With ``index_dir``
+    (hook reads with ``config_dir``) the first read of a hook run goes on from the index an
+    earlier run saved there (:mod:`.index`) and saves it again.
     """
     if owners is not None and not owners:
         return Verdict(path, session_id).refuse(codes.IDENTITY, "no project folder owns it")
@@ -157,13 +195,23 @@ def read_journal(
     fd, info = opened
     verdict.exists = True
     try:
-        return _read_open(
-            verdict, fd, info, layout, owners, prior, full, select, record_max, retained_max
-        )
+        reading = _Reading(fd, info, owners, full, select, record_max, retained_max)
+        usable = index_dir if layout and prior is None else None
+        if usable is not None and info.st_size >= index_min_bytes():
+            return _read_indexed(verdict, reading, usable)
+        return _read_open(verdict, reading, layout, prior, None)
     except IdentityError as error:
         return verdict.refuse(codes.IDENTITY, error.detail)
     finally:
         os.close(fd)
+
+
+def index_min_bytes() -> int:
+    """The journal size from which hook reads use the index: ``$PLANGATE_JOURNAL_INDEX_MIN_BYTES``
+    (the test suite sets 0, so that every hook read of its small journals goes through the
+    index), else :data:`INDEX_MIN_BYTES`."""
+    configured = os.environ.get(INDEX_MIN_BYTES_ENV, "")
+    return int(configured) if configured.isdigit() else INDEX_MIN_BYTES
 
 
 def _session_from_name(path: str) -> str:
@@ -171,18 +219,34 @@ def _session_from_name(path: str) -> str:
     return name[: -len(".jsonl")] if name.endswith(".jsonl") else name
 
 
+class _Reading:
+    """What one read was asked for, besides the verdict it fills in."""
+
+    __slots__ = ("fd", "info", "owners", "full", "select", "record_max", "retained_max")
+
+    def __init__(
+        self,
+        fd: int,
+        info: os.stat_result,
+        owners: list[str] | None,
+        full: bool,
+        select: Callable[[list[Record]], Iterable[Record]] | None,
+        record_max: int,
+        retained_max: int,
+    ) -> None:
+        self.fd = fd
+        self.info = info
+        self.owners = owners
+        self.full = full
+        self.select = select
+        self.record_max = record_max
+        self.retained_max = retained_max
+
+
 def _read_open(
-    verdict: Verdict,
-    fd: int,
-    info: os.stat_result,
-    layout: bool,
-    owners: list[str] | None,
-    prior: Prefix | None,
-    full: bool,
-    select: Callable[[list[Record]], Iterable[Record]] | None,
-    record_max: int,
-    retained_max: int,
+    verdict: Verdict, reading: _Reading, layout: bool, prior: Prefix | None, index_dir: str | None
 ) -> Verdict:
+    fd, info = reading.fd, reading.info
     size = info.st_size
     if prior is not None and size < prior.size:
         return verdict.refuse(codes.IDENTITY, "the journal shrank since this hook run read it")
@@ -194,7 +258,7 @@ def _read_open(
             session_id=verdict.session_id if layout else None,
             prior=prior,
             builder=builder,
-            record_max=record_max,
+            record_max=reading.record_max,
         )
     except ScanRefusal as refusal:
         verdict.record_bytes = refusal.record_bytes
@@ -208,7 +272,7 @@ def _read_open(
         records = _one_session(records, verdict)
     verdict.records = len(records)
     verdict.claude_code_version = found.first_version
-    ownership = own(records, owners)
+    ownership = own(records, reading.owners)
     verdict.root_shape = ownership.root_shape
     verdict.genesis = ownership.genesis
     verdict.owner = ownership.owner
@@ -218,29 +282,194 @@ def _read_open(
     verdict.owned = len(ordered)
     verdict.stray_tool_uses = dict(found.stray)
     _note_unplaced(records, ordered, found.foreign_uuids, verdict.stray_tool_uses)
-    for record in reversed(ordered):
-        if record.version is not None:
-            verdict.claude_code_version = record.version
-            break
+    _note_version(ordered, verdict)
     if not ordered or not any(record.array_content for record in ordered):
         verdict.detail = "no owned record with content yet"
         verdict.status = MISSING
         return verdict
     bases = _number(ordered)
-    if full:
+    light = [event for record in ordered for event in record.events]
+    _finish(verdict, reading, ordered, bases)
+    if index_dir is not None and found.complete and size > 0:
+        _save_new_index(index_dir, verdict, reading, found, records, ordered, light)
+    return verdict
+
+
+def _read_indexed(verdict: Verdict, reading: _Reading, index_dir: str) -> Verdict:
+    """Go on from the saved index, or read in full (and save one) when it cannot be used."""
+    from plangate.journal import index as journal_index  # only journals worth an index
+
+    fd, info = reading.fd, reading.info
+    assert verdict.session_id is not None
+    saved = journal_index.load(index_dir, verdict.session_id, verdict.path, info, reading.owners)
+    if saved is None or not journal_index.tail_matches(fd, saved):
+        return _read_open(verdict, reading, True, None, index_dir)
+    builder = EventBuilder(full=False)
+    try:
+        found = scan(
+            fd,
+            info.st_size,
+            session_id=verdict.session_id,
+            prior=None,
+            builder=builder,
+            record_max=reading.record_max,
+            start=saved.boundary,
+            start_line=saved.lines,
+            start_digest=saved.crc,
+        )
+    except ScanRefusal:
+        return _read_open(verdict, reading, True, None, index_dir)  # the full read says why
+    check_unchanged(fd, verdict.path, info, follow_symlinks=False)
+    placed = set(saved.ids)
+    appended = extend_order(placed, placed.union(saved.unordered), saved.unresolved, found.records)
+    if appended is None:
+        return _read_open(verdict, reading, True, None, index_dir)
+    verdict.prefix = found.prefix
+    verdict.complete = found.complete
+    verdict.lines = found.lines
+    verdict.records = saved.records + len(found.records)
+    verdict.root_shape = saved.root_shape
+    verdict.genesis = saved.genesis
+    verdict.owner = saved.owner
+    verdict.owned = len(saved.ids) + len(appended)
+    stray = dict(saved.stray)
+    stray.update(found.stray)
+    _note_unplaced(found.records, appended, found.foreign_uuids, stray)
+    verdict.stray_tool_uses = stray
+    verdict.claude_code_version = (
+        saved.version if saved.version is not None else found.first_version
+    )
+    _note_version(appended, verdict)
+    bases = _number(appended, saved.slots_total)
+    light = [event for record in appended for event in record.events]
+    if reading.select is None and not reading.full:
+        # Nothing to reload: the saved events are unpacked only if someone asks for them.
+        verdict.defer_events(saved.event_count + len(light), saved.blobs_reader(), light)
+        verdict.status = READY
+    else:
+        ordered = _indexed_records(saved) + appended
+        bases.update(zip(saved.indices, _bases(saved.slots), strict=True))
+        _finish(verdict, reading, ordered, bases)
+    if found.complete and found.size > saved.boundary:
+        _save_extended(index_dir, fd, verdict, saved, found, appended, light)
+    return verdict
+
+
+def _finish(
+    verdict: Verdict, reading: _Reading, ordered: list[Record], bases: dict[int, int]
+) -> None:
+    """Pass two: reload what the caller chose in full, then the events in causal order."""
+    if reading.full:
         chosen: Iterable[Record] = ordered
-    elif select is not None:
-        chosen = select(ordered)
+    elif reading.select is not None:
+        chosen = reading.select(ordered)
     else:
         chosen = ()
-    refused = _reload(fd, chosen, bases, verdict, retained_max)
-    if refused is not None:
-        return refused
+    if _reload(reading.fd, chosen, bases, verdict, reading.retained_max) is not None:
+        return
     events = [event for record in ordered for event in record.events]
     _clean_bash_results(events)
     verdict.events = events
     verdict.status = READY
-    return verdict
+
+
+def _note_version(ordered: list[Record], verdict: Verdict) -> None:
+    for record in reversed(ordered):
+        if record.version is not None:
+            verdict.claude_code_version = record.version
+            return
+
+
+def _indexed_records(saved: journal_index.Index) -> list[Record]:
+    """The saved owned records with their light events, as pass two needs them."""
+    by_record: dict[int, list[Event]] = {}
+    for event in saved.events():
+        by_record.setdefault(event.record, []).append(event)
+    return [
+        Record.indexed(index, offset, length, uuid, slots, tuple(by_record.get(index, ())))
+        for index, offset, length, uuid, slots in zip(
+            saved.indices, saved.offsets, saved.lengths, saved.ids, saved.slots, strict=True
+        )
+    ]
+
+
+def _bases(slots: list[int]) -> list[int]:
+    bases = []
+    base = 0
+    for used in slots:
+        bases.append(base)
+        base += used
+    return bases
+
+
+def _save_new_index(
+    index_dir: str,
+    verdict: Verdict,
+    reading: _Reading,
+    found: Scan,
+    records: list[Record],
+    ordered: list[Record],
+    light: list[Event],
+) -> None:
+    """Save what this full read learned, when a later read can go on from it: every
+    conversation record is in the order (none waits for an ancestor)."""
+    from plangate.journal import index as journal_index
+
+    if sum(1 for record in records if record.node) != len(ordered):
+        return
+    info = reading.info
+    owners = tuple(reading.owners) if reading.owners is not None else None
+    saved = journal_index.Index(verdict.path, info.st_dev, info.st_ino, owners)
+    uuids = {record.uuid for record in records if record.uuid is not None}
+    saved.unresolved = {
+        record.parent
+        for record in records
+        if record.via_logical_parent and record.parent is not None and record.parent not in uuids
+    }
+    saved.first_version = found.first_version
+    saved.owner = verdict.owner
+    saved.genesis = verdict.genesis
+    saved.root_shape = verdict.root_shape
+    _save_extended(index_dir, reading.fd, verdict, saved, found, ordered, light)
+
+
+def _save_extended(
+    index_dir: str,
+    fd: int,
+    verdict: Verdict,
+    saved: journal_index.Index,
+    found: Scan,
+    appended: list[Record],
+    light: list[Event],
+) -> None:
+    """Add the records read now, with their light events (as numbered, before any reload),
+    and save."""
+    from plangate.journal import index as journal_index
+
+    saved.boundary = found.size
+    assert verdict.prefix is not None
+    saved.crc = int(verdict.prefix.digest, 16)
+    saved.lines = found.lines
+    saved.records = verdict.records
+    saved.version = verdict.claude_code_version
+    saved.stray = verdict.stray_tool_uses
+    placed = {record.index for record in appended}
+    saved.unordered += [
+        record.uuid
+        for record in found.records
+        if record.uuid is not None and record.index not in placed
+    ]
+    for record in appended:
+        saved.indices.append(record.index)
+        saved.offsets.append(record.offset)
+        saved.lengths.append(record.length)
+        saved.ids.append(record.uuid or "")  # every owned record has an id
+        saved.slots.append(record.slots)
+        saved.slots_total += record.slots
+    saved.add_events(light)
+    saved.tail = journal_index.tail_crc(fd, saved.boundary)
+    assert verdict.session_id is not None
+    journal_index.save(index_dir, verdict.session_id, saved)
 
 
 def _note_unplaced(
@@ -281,10 +510,10 @@ def _one_session(records: list[Record], verdict: Verdict) -> list[Record]:
     return [record for record in records if record.session_id == verdict.session_id]
 
 
-def _number(ordered: list[Record]) -> dict[int, int]:
-    """Give every event its place in causal order; returns each record's first slot."""
+def _number(ordered: list[Record], base: int = 0) -> dict[int, int]:
+    """Give every event its place in causal order, the first record starting at slot
+    ``base``; returns each record's first slot."""
     bases: dict[int, int] = {}
-    base = 0
     for record in ordered:
         bases[record.index] = base
         if base:

@@ -163,6 +163,27 @@ class Record:
         self.conversation = not self.agent and self.role in ("user", "assistant")
         self.session_start = _is_session_start_hook(raw, record_type, has_message)
 
+    @classmethod
+    def indexed(
+        cls,
+        index: int,
+        offset: int,
+        length: int,
+        uuid: str | None,
+        slots: int,
+        events: tuple[Event, ...],
+    ) -> Record:
+        """An owned record as a saved journal index describes it (:mod:`.index`): its
+        position, id, slots and light events, and nothing else, which is all pass two reads."""
+        record = cls.__new__(cls)
+        record.index = index
+        record.offset = offset
+        record.length = length
+        record.uuid = uuid
+        record.slots = slots
+        record.events = events
+        return record
+
     @property
     def shape(self) -> str:
         """``type[:subtype][:attachment type]`` for diagnostics; never content."""

@@ -79,16 +79,21 @@ def scan(
     prior: Prefix | None,
     builder: EventBuilder,
     record_max: int = codes.RECORD_MAX_BYTES,
+    start: int = 0,
+    start_line: int = 0,
+    start_digest: int = 0,
 ) -> Scan:
-    """Index every record of ``[0, size)`` whose session is ``session_id`` (any when None)."""
+    """Index every record of ``[start, size)`` whose session is ``session_id`` (any when
+    None). A scan that goes on from a saved index starts at a line boundary, with the line
+    count and the digest of the bytes before it."""
     result = Scan()
     result.size = size
-    digest = 0
-    position = 0
+    digest = start_digest
+    position = start
     carry = b""
     carry_start = 0
     oversized = -1  # length of a line being skipped because it is over record_max
-    line_index = 0
+    line_index = start_line
     while position < size:
         chunk = os.pread(fd, min(CHUNK_BYTES, size - position), position)
         if not chunk:

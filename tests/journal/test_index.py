@@ -1,0 +1,309 @@
+"""The journal index (:mod:`plangate.journal.index`): a read that goes on from the index an
+earlier hook run saved gives exactly the verdict a full read gives, and whenever it cannot
+prove that, it reads in full.
+
+Real journals grow line by line here: the corpus's 2.x main sessions are copied into the
+hook layout and appended to in steps, and after every step the indexed read is compared
+with a fresh full read of the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from plangate.journal import READY, read_journal
+from plangate.journal import index as journal_index
+from plangate.journal import reader as reader_module
+from plangate.journal.codes import COMPETING_ROOT, REWRITTEN
+from plangate.journal.reader import Verdict
+from plangate.journal.records import Record
+from plangate.testing.journals import Journal, journal_path
+
+from .conftest import CORPUS, PROJECT
+
+MAIN_2X = sorted(
+    path
+    for path in CORPUS.rglob("*.jsonl")
+    if "subagents" not in path.parts
+    and not path.name.startswith("agent-")
+    and path.name != "subagent-transcript.jsonl"
+    and path.parent.name != "claude-code-viewer"
+    and "claude_agent" not in path.name
+)
+
+
+def fingerprint(verdict: Verdict) -> dict[str, Any]:
+    return {
+        "status": verdict.status,
+        "reason": verdict.reason,
+        "version": verdict.claude_code_version,
+        "records": verdict.records,
+        "lines": verdict.lines,
+        "owned": verdict.owned,
+        "owner": verdict.owner,
+        "genesis": verdict.genesis,
+        "root_shape": verdict.root_shape,
+        "complete": verdict.complete,
+        "prefix": (verdict.prefix.size, verdict.prefix.digest) if verdict.prefix else None,
+        "stray": verdict.stray_tool_uses,
+        "event_count": verdict.event_count,
+        "events": [event.as_dict() for event in verdict.events],
+    }
+
+
+def last_records(ordered: list[Record]) -> Iterable[Record]:
+    return ordered[-5:]
+
+
+class Growing:
+    """A journal in the hook layout that grows, read with and without the index."""
+
+    def __init__(self, config: Path, cwd: str, session: str, index_dir: Path) -> None:
+        self.path = journal_path(config, cwd, session)
+        self.path.write_bytes(b"")
+        self.config = str(config)
+        self.cwd = cwd
+        self.session = session
+        self.index_dir = str(index_dir)
+
+    def append(self, data: bytes) -> None:
+        with self.path.open("ab") as handle:
+            handle.write(data)
+
+    def read(self, *, indexed: bool, **options: Any) -> Verdict:
+        return read_journal(
+            str(self.path),
+            session_id=self.session,
+            owners=[self.cwd],
+            config_dir=self.config,
+            index_dir=self.index_dir if indexed else None,
+            **options,
+        )
+
+    def compare(self, **options: Any) -> Verdict:
+        indexed = self.read(indexed=True, **options)
+        assert fingerprint(indexed) == fingerprint(self.read(indexed=False, **options))
+        return indexed
+
+
+@pytest.fixture
+def started_scans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Where each pass one of the reader started: 0 for a full read."""
+    starts: list[int] = []
+    real_scan = reader_module.scan
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        starts.append(kwargs.get("start", 0))
+        return real_scan(*args, **kwargs)
+
+    monkeypatch.setattr(reader_module, "scan", spy)
+    return starts
+
+
+def bash(journal: Journal, command: str, output: str) -> str:
+    use = journal.tool_use("Bash", {"command": command})
+    tool_use_id = use["message"]["content"][0]["id"]
+    journal.bash_result(tool_use_id, output)
+    return str(tool_use_id)
+
+
+def read(journal: Journal, file_path: str, lines: list[str]) -> None:
+    use = journal.tool_use("Read", {"file_path": file_path})
+    journal.read_result(use["message"]["content"][0]["id"], file_path, lines)
+
+
+def corpus_root(path: Path) -> tuple[str, str]:
+    for line in path.read_bytes().splitlines():
+        record = json.loads(line) if line.strip() else None
+        if isinstance(record, dict) and record.get("cwd") and record.get("sessionId"):
+            return str(record["cwd"]), str(record["sessionId"])
+    raise AssertionError(f"{path} has no record with a folder and session")
+
+
+@pytest.mark.parametrize("path", MAIN_2X, ids=lambda p: p.relative_to(CORPUS).as_posix())
+@pytest.mark.parametrize("select", [None, last_records], ids=["light", "selected"])
+def test_growing_real_journals_read_the_same_with_the_index(
+    path: Path, select: Any, config_dir: Path, tmp_path: Path, started_scans: list[int]
+) -> None:
+    cwd, session = corpus_root(path)
+    growing = Growing(config_dir, cwd, session, tmp_path / "index")
+    lines = path.read_bytes().splitlines(keepends=True)
+    steps = sorted({len(lines) * k // 6 for k in range(1, 7)})
+    done = 0
+    ready = 0
+    for step in steps:
+        growing.append(b"".join(lines[done:step]))
+        done = step
+        verdict = growing.compare(select=select)
+        ready += verdict.status == READY
+    assert ready >= 2
+    # After the first ready read, reads went on from the index rather than from byte 0.
+    assert any(start > 0 for start in started_scans)
+
+
+def test_an_unfinished_last_line_is_read_again_once_finished(
+    journal: Journal, config_dir: Path, tmp_path: Path, started_scans: list[int]
+) -> None:
+    growing = Growing(config_dir, PROJECT, journal.session_id, tmp_path / "index")
+    journal.prompt("Start.")
+    bash(journal, "ls", "a\nb")
+    growing.append(journal.to_bytes())
+    growing.compare()
+    read(journal, "/home/user/project/x.py", ["print(1)"])
+    data = journal.to_bytes()[len(growing.path.read_bytes()) :]
+    growing.append(data[:-20])
+    growing.compare()
+    growing.append(data[-20:])
+    verdict = growing.compare(select=last_records)
+    assert verdict.ready and len(verdict.tool_uses()) == 2
+    assert started_scans[-2] > 0  # the indexed read went on from the index
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["duplicate_uuid", "second_root", "compact_boundary", "orphan"],
+)
+def test_appends_the_index_cannot_place_are_read_in_full(
+    change: str, journal: Journal, config_dir: Path, tmp_path: Path, started_scans: list[int]
+) -> None:
+    growing = Growing(config_dir, PROJECT, journal.session_id, tmp_path / "index")
+    journal.prompt("Start.")
+    bash(journal, "ls", "a\nb")
+    growing.append(journal.to_bytes())
+    growing.compare()
+    records = [json.loads(line) for line in growing.path.read_bytes().splitlines()]
+    last = records[-1]
+    extra = dict(last)
+    if change == "duplicate_uuid":
+        extra["parentUuid"] = last["uuid"]
+    elif change == "second_root":
+        extra.update(uuid="ffffffff-0000-4000-8000-000000000001", parentUuid=None)
+        extra["message"] = {"role": "user", "content": "Another start."}
+        extra.pop("toolUseResult", None)
+    elif change == "compact_boundary":
+        extra = {
+            **{k: last[k] for k in ("cwd", "sessionId", "version", "timestamp", "isSidechain")},
+            "type": "system",
+            "subtype": "compact_boundary",
+            "uuid": "ffffffff-0000-4000-8000-000000000002",
+            "parentUuid": None,
+            "logicalParentUuid": last["uuid"],
+            "content": "Conversation compacted",
+        }
+    else:
+        extra.update(
+            uuid="ffffffff-0000-4000-8000-000000000003",
+            parentUuid="ffffffff-0000-4000-8000-00000000dead",
+        )
+    started_scans.clear()
+    growing.append(json.dumps(extra).encode() + b"\n")
+    verdict = growing.compare()
+    # The indexed read went on from the index, could not place the append, read in full.
+    assert started_scans[0] > 0 and started_scans[1:] == [0, 0]
+    if change in ("duplicate_uuid", "second_root"):
+        assert verdict.reason == COMPETING_ROOT
+
+
+def test_another_file_a_changed_tail_or_a_damaged_index_is_not_trusted(
+    journal: Journal, config_dir: Path, tmp_path: Path, started_scans: list[int]
+) -> None:
+    growing = Growing(config_dir, PROJECT, journal.session_id, tmp_path / "index")
+    journal.prompt("Start.")
+    bash(journal, "ls", "a\nb")
+    growing.append(journal.to_bytes())
+    growing.compare()
+    saved = Path(journal_index.index_file(growing.index_dir, journal.session_id))
+
+    # The same bytes in a new file (another inode).
+    replacement = growing.path.with_suffix(".new")
+    shutil.copyfile(growing.path, replacement)
+    os.replace(replacement, growing.path)
+    started_scans.clear()
+    growing.compare()
+    assert started_scans == [0, 0]
+
+    # A byte in the covered tail changed, then the journal grew.
+    data = bytearray(growing.path.read_bytes())
+    data[-10] = ord("X") if data[-10] != ord("X") else ord("Y")
+    with growing.path.open("r+b") as handle:
+        handle.write(bytes(data))
+    bash(journal, "pwd", "/home/user/project")
+    growing.append(journal.to_bytes()[len(data) :])
+    started_scans.clear()
+    growing.compare()
+    assert started_scans == [0, 0]
+
+    # A damaged index file.
+    body = bytearray(saved.read_bytes())
+    body[len(body) // 2] ^= 0xFF
+    saved.write_bytes(bytes(body))
+    started_scans.clear()
+    growing.compare()
+    assert started_scans == [0, 0]
+
+
+def test_a_rewrite_within_one_hook_run_is_still_caught(
+    journal: Journal, config_dir: Path, tmp_path: Path
+) -> None:
+    growing = Growing(config_dir, PROJECT, journal.session_id, tmp_path / "index")
+    journal.prompt("Start the review.")
+    bash(journal, "ls", "a\nb")
+    growing.append(journal.to_bytes())
+    growing.read(indexed=True)
+    bash(journal, "pwd", "/home/user/project")
+    growing.append(journal.to_bytes()[growing.path.stat().st_size :])
+    first = growing.read(indexed=True)  # goes on from the index
+    data = growing.path.read_bytes()
+    at = data.index(b"Start the review")
+    with growing.path.open("r+b") as handle:
+        handle.seek(at)
+        handle.write(b"X")
+    again = growing.read(indexed=True, prior=first.prefix)
+    assert again.reason == REWRITTEN
+
+
+def test_the_index_is_private_and_holds_no_texts(
+    journal: Journal, config_dir: Path, tmp_path: Path
+) -> None:
+    growing = Growing(config_dir, PROJECT, journal.session_id, tmp_path / "index")
+    journal.prompt("Start.")
+    journal.text("A private paragraph of the model.", stop_reason=None)
+    read(journal, "/home/user/project/x.py", ["secret = 42"])
+    growing.append(journal.to_bytes())
+    assert growing.read(indexed=True).ready
+    saved = Path(journal_index.index_file(growing.index_dir, journal.session_id))
+    assert stat.S_IMODE(saved.stat().st_mode) == 0o600
+    assert stat.S_IMODE(saved.parent.stat().st_mode) == 0o700
+    data = saved.read_bytes()
+    assert b"private paragraph" not in data and b"secret = 42" not in data
+    assert not [name for name in os.listdir(saved.parent) if name.endswith(".tmp")]
+
+
+def test_small_journals_are_read_in_full_without_an_index_by_default(
+    journal: Journal,
+    config_dir: Path,
+    tmp_path: Path,
+    started_scans: list[int],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(reader_module.INDEX_MIN_BYTES_ENV)
+    assert reader_module.index_min_bytes() == reader_module.INDEX_MIN_BYTES
+    growing = Growing(config_dir, PROJECT, journal.session_id, tmp_path / "index")
+    journal.prompt("Start.")
+    bash(journal, "ls", "a\nb")
+    growing.append(journal.to_bytes())
+    for _ in range(2):
+        assert growing.read(indexed=True).ready
+    assert started_scans == [0, 0]
+    assert not (tmp_path / "index").exists()
+    monkeypatch.setenv(reader_module.INDEX_MIN_BYTES_ENV, str(growing.path.stat().st_size))
+    growing.read(indexed=True)
+    assert (tmp_path / "index").is_dir()
