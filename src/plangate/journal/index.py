@@ -32,6 +32,7 @@ from plangate.journal.events import (
     ToolResult,
     ToolUse,
 )
+from plangate.journal.records import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 FORMAT = 1
+"""Raised whenever what the reader derives from a record changes, so old indexes are ignored."""
 TAIL_BYTES = 64 * 1024
 SUFFIX = ".index"
 BLOBS_MAX = 64
@@ -66,7 +68,6 @@ _FIELDS = (
     "tail",
     "lines",
     "records",
-    "first_version",
     "version",
     "owner",
     "genesis",
@@ -102,7 +103,6 @@ class Index:
         self.tail = 0
         self.lines = 0
         self.records = 0
-        self.first_version: str | None = None
         self.version: str | None = None
         self.owner: str | None = None
         self.genesis = False
@@ -119,14 +119,61 @@ class Index:
         self.blobs: list[bytes] = []
         self.event_count = 0
 
-    def add_events(self, events: list[Event]) -> None:
-        if not events:
-            return
-        self.blobs.append(marshal.dumps([pack(event) for event in events]))
-        self.event_count += len(events)
+    def add(
+        self,
+        fd: int,
+        boundary: int,
+        crc: int,
+        lines: int,
+        kept: list[Record],
+        appended: list[Record],
+        light: list[Event],
+    ) -> None:
+        """Cover the journal up to ``boundary`` (a line boundary; ``crc`` of every byte
+        before it): ``kept`` are the records read since the last boundary, ``appended`` those
+        of them in the order, ``light`` their events as numbered, before any reload."""
+        self.boundary = boundary
+        self.crc = crc
+        self.lines = lines
+        self.tail = tail_crc(fd, boundary)
+        placed = {record.index for record in appended}
+        self.unordered += [
+            record.uuid for record in kept if record.uuid is not None and record.index not in placed
+        ]
+        for record in appended:
+            self.indices.append(record.index)
+            self.offsets.append(record.offset)
+            self.lengths.append(record.length)
+            self.ids.append(record.uuid or "")  # every owned record has an id
+            self.slots.append(record.slots)
+            self.slots_total += record.slots
+        if light:
+            self.blobs.append(marshal.dumps([pack(event) for event in light]))
+            self.event_count += len(light)
         if len(self.blobs) > BLOBS_MAX:
             merged = [item for blob in self.blobs for item in marshal.loads(blob)]
             self.blobs = [marshal.dumps(merged)]
+
+    def owned_records(self) -> list[Record]:
+        """The owned records with their light events, as pass two needs them."""
+        by_record: dict[int, list[Event]] = {}
+        for event in self.events():
+            by_record.setdefault(event.record, []).append(event)
+        return [
+            Record.indexed(index, offset, length, uuid, slots, tuple(by_record.get(index, ())))
+            for index, offset, length, uuid, slots in zip(
+                self.indices, self.offsets, self.lengths, self.ids, self.slots, strict=True
+            )
+        ]
+
+    def bases(self) -> dict[int, int]:
+        """Each owned record's first event slot, by line index."""
+        bases: dict[int, int] = {}
+        base = 0
+        for index, used in zip(self.indices, self.slots, strict=True):
+            bases[index] = base
+            base += used
+        return bases
 
     def events(self) -> list[Event]:
         return self.blobs_reader()()
@@ -135,6 +182,28 @@ class Index:
         """Unpacks the events saved so far, whatever is added later."""
         blobs = list(self.blobs)
         return lambda: [unpack(item) for blob in blobs for item in marshal.loads(blob)]
+
+
+def begin(
+    path: str,
+    info: os.stat_result,
+    owners: tuple[str, ...] | None,
+    records: list[Record],
+    ordered: list[Record],
+) -> Index | None:
+    """An empty index for a full read of ``records``, or None when a later read could not
+    go on from it: some conversation record is not in the order (it waits for an ancestor,
+    and a later record may place it earlier than anything appended)."""
+    if sum(1 for record in records if record.node) != len(ordered):
+        return None
+    index = Index(path, info.st_dev, info.st_ino, owners)
+    uuids = {record.uuid for record in records if record.uuid is not None}
+    index.unresolved = {
+        record.parent
+        for record in records
+        if record.via_logical_parent and record.parent is not None and record.parent not in uuids
+    }
+    return index
 
 
 def index_file(index_dir: str, session_id: str) -> str:

@@ -2,8 +2,10 @@
 
 :func:`read_journal` runs pass one (an index without content, :mod:`.scan`), decides
 ownership and causal order (:mod:`.order`), and then, in pass two, reloads in full only the
-records a caller selects, within a 32 MiB budget. Every failure is a verdict with a reason
-code, never an exception; the reader never writes to the journal. Standard library only.
+records a caller selects, within a 32 MiB budget. A hook's first read of a journal of
+512 KiB or more goes on from the journal index an earlier hook run saved (:mod:`.index`)
+and parses only what was appended. Every failure is a verdict with a reason code, never an
+exception; the reader never writes to the journal. Standard library only.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ from plangate.journal.identity import (
 from plangate.journal.order import extend_order, own
 from plangate.journal.records import EventBuilder, Record, clean_bash_result
 from plangate.journal.scan import Prefix, Scan, ScanRefusal, parse_line, scan
+from plangate.journal.verdict import ERROR, MISSING, READY, Verdict
+
+__all__ = ["ERROR", "MISSING", "READY", "Verdict", "read_journal"]
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -31,120 +36,6 @@ if TYPE_CHECKING:
 INDEX_MIN_BYTES_ENV = "PLANGATE_JOURNAL_INDEX_MIN_BYTES"
 INDEX_MIN_BYTES = 512 * 1024
 """Smaller journals are read in full: that is quicker than loading and saving an index."""
-
-READY = "ready"
-MISSING = "missing"
-ERROR = "error"
-
-
-class Verdict:
-    """The reader's answer about one journal.
-
-    ``status`` is ``ready`` (the conversation is owned and ordered), ``missing`` (nothing to
-    judge yet: no file, or no owned record with content yet; ``reason`` is None) or ``error``
-    (refused: ``reason`` holds the code and ``detail`` says why in words).
-    """
-
-    __slots__ = (
-        "path",
-        "session_id",
-        "status",
-        "reason",
-        "detail",
-        "claude_code_version",
-        "records",
-        "lines",
-        "owned",
-        "_events",
-        "_deferred",
-        "_event_count",
-        "root_shape",
-        "prefix",
-        "complete",
-        "record_bytes",
-        "retained_bytes",
-        "exists",
-        "genesis",
-        "owner",
-        "stray_tool_uses",
-    )
-
-    def __init__(self, path: str, session_id: str | None) -> None:
-        self.path = path
-        self.session_id = session_id
-        self.status = MISSING
-        self.reason: str | None = None
-        self.detail = ""
-        self.claude_code_version: str | None = None
-        self.records = 0
-        self.lines = 0
-        self.owned = 0
-        self._events: list[Event] = []
-        self._deferred: tuple[Callable[[], list[Event]], list[Event]] | None = None
-        self._event_count = 0
-        self.root_shape: list[str] = []
-        self.prefix: Prefix | None = None
-        self.complete = True
-        self.record_bytes: int | None = None
-        self.retained_bytes = 0
-        self.exists = False
-        self.genesis = False
-        self.owner: str | None = None
-        # Tool calls recorded outside the owned conversation, by id: where they are
-        # ("another session", "a subagent record", "unreachable" when an ancestor is missing).
-        self.stray_tool_uses: dict[str, str] = {}
-
-    @property
-    def ready(self) -> bool:
-        return self.status == READY
-
-    @property
-    def events(self) -> list[Event]:
-        """The events of the owned records in causal order (unpacked on first use when they
-        come from a saved index)."""
-        if self._deferred is not None:
-            earlier, appended = self._deferred
-            self._deferred = None
-            self._events = earlier() + appended
-        return self._events
-
-    @events.setter
-    def events(self, events: list[Event]) -> None:
-        self._events = events
-        self._deferred = None
-
-    @property
-    def event_count(self) -> int:
-        return self._event_count if self._deferred is not None else len(self._events)
-
-    def defer_events(
-        self, count: int, earlier: Callable[[], list[Event]], appended: list[Event]
-    ) -> None:
-        self._deferred = (earlier, appended)
-        self._event_count = count
-
-    def refuse(self, reason: str, detail: str) -> Verdict:
-        self.status = ERROR
-        self.reason = reason
-        self.detail = detail
-        self.events = []
-        return self
-
-    def tool_uses(self) -> dict[str, ToolUse]:
-        return {e.tool_use_id: e for e in self.events if isinstance(e, ToolUse)}
-
-    def results_for(self, tool_use_id: str) -> list[ToolResult]:
-        return [
-            e for e in self.events if isinstance(e, ToolResult) and e.tool_use_id == tool_use_id
-        ]
-
-    def __repr__(self) -> str:
-        return (
-            f"Verdict(status={self.status!r}, reason={self.reason!r}, "
-            f"version={self.claude_code_version!r}, records={self.records}, "
-            f"events={self.event_count})"
-        )
-
 
 Selector = "Callable[[list[Record]], Iterable[Record]]"
 
@@ -291,7 +182,17 @@ def _read_open(
     light = [event for record in ordered for event in record.events]
     _finish(verdict, reading, ordered, bases)
     if index_dir is not None and found.complete and size > 0:
-        _save_new_index(index_dir, verdict, reading, found, records, ordered, light)
+        from plangate.journal import index as journal_index  # only journals worth an index
+
+        owners = tuple(reading.owners) if reading.owners is not None else None
+        fresh = journal_index.begin(verdict.path, info, owners, records, ordered)
+        if fresh is not None:
+            fresh.owner, fresh.genesis, fresh.root_shape = (
+                verdict.owner,
+                verdict.genesis,
+                verdict.root_shape,
+            )
+            _save(index_dir, verdict, reading, fresh, found, ordered, light)
     return verdict
 
 
@@ -347,12 +248,41 @@ def _read_indexed(verdict: Verdict, reading: _Reading, index_dir: str) -> Verdic
         verdict.defer_events(saved.event_count + len(light), saved.blobs_reader(), light)
         verdict.status = READY
     else:
-        ordered = _indexed_records(saved) + appended
-        bases.update(zip(saved.indices, _bases(saved.slots), strict=True))
+        ordered = saved.owned_records() + appended
+        bases.update(saved.bases())
         _finish(verdict, reading, ordered, bases)
     if found.complete and found.size > saved.boundary:
-        _save_extended(index_dir, fd, verdict, saved, found, appended, light)
+        _save(index_dir, verdict, reading, saved, found, appended, light)
     return verdict
+
+
+def _save(
+    index_dir: str,
+    verdict: Verdict,
+    reading: _Reading,
+    saved: journal_index.Index,
+    found: Scan,
+    appended: list[Record],
+    light: list[Event],
+) -> None:
+    """Add what this read found to the index and save it (a failure only costs the next
+    read a full one)."""
+    from plangate.journal import index as journal_index
+
+    assert verdict.prefix is not None and verdict.session_id is not None
+    saved.add(
+        reading.fd,
+        found.size,
+        int(verdict.prefix.digest, 16),
+        found.lines,
+        found.records,
+        appended,
+        light,
+    )
+    saved.records = verdict.records
+    saved.version = verdict.claude_code_version
+    saved.stray = verdict.stray_tool_uses
+    journal_index.save(index_dir, verdict.session_id, saved)
 
 
 def _finish(
@@ -378,98 +308,6 @@ def _note_version(ordered: list[Record], verdict: Verdict) -> None:
         if record.version is not None:
             verdict.claude_code_version = record.version
             return
-
-
-def _indexed_records(saved: journal_index.Index) -> list[Record]:
-    """The saved owned records with their light events, as pass two needs them."""
-    by_record: dict[int, list[Event]] = {}
-    for event in saved.events():
-        by_record.setdefault(event.record, []).append(event)
-    return [
-        Record.indexed(index, offset, length, uuid, slots, tuple(by_record.get(index, ())))
-        for index, offset, length, uuid, slots in zip(
-            saved.indices, saved.offsets, saved.lengths, saved.ids, saved.slots, strict=True
-        )
-    ]
-
-
-def _bases(slots: list[int]) -> list[int]:
-    bases = []
-    base = 0
-    for used in slots:
-        bases.append(base)
-        base += used
-    return bases
-
-
-def _save_new_index(
-    index_dir: str,
-    verdict: Verdict,
-    reading: _Reading,
-    found: Scan,
-    records: list[Record],
-    ordered: list[Record],
-    light: list[Event],
-) -> None:
-    """Save what this full read learned, when a later read can go on from it: every
-    conversation record is in the order (none waits for an ancestor)."""
-    from plangate.journal import index as journal_index
-
-    if sum(1 for record in records if record.node) != len(ordered):
-        return
-    info = reading.info
-    owners = tuple(reading.owners) if reading.owners is not None else None
-    saved = journal_index.Index(verdict.path, info.st_dev, info.st_ino, owners)
-    uuids = {record.uuid for record in records if record.uuid is not None}
-    saved.unresolved = {
-        record.parent
-        for record in records
-        if record.via_logical_parent and record.parent is not None and record.parent not in uuids
-    }
-    saved.first_version = found.first_version
-    saved.owner = verdict.owner
-    saved.genesis = verdict.genesis
-    saved.root_shape = verdict.root_shape
-    _save_extended(index_dir, reading.fd, verdict, saved, found, ordered, light)
-
-
-def _save_extended(
-    index_dir: str,
-    fd: int,
-    verdict: Verdict,
-    saved: journal_index.Index,
-    found: Scan,
-    appended: list[Record],
-    light: list[Event],
-) -> None:
-    """Add the records read now, with their light events (as numbered, before any reload),
-    and save."""
-    from plangate.journal import index as journal_index
-
-    saved.boundary = found.size
-    assert verdict.prefix is not None
-    saved.crc = int(verdict.prefix.digest, 16)
-    saved.lines = found.lines
-    saved.records = verdict.records
-    saved.version = verdict.claude_code_version
-    saved.stray = verdict.stray_tool_uses
-    placed = {record.index for record in appended}
-    saved.unordered += [
-        record.uuid
-        for record in found.records
-        if record.uuid is not None and record.index not in placed
-    ]
-    for record in appended:
-        saved.indices.append(record.index)
-        saved.offsets.append(record.offset)
-        saved.lengths.append(record.length)
-        saved.ids.append(record.uuid or "")  # every owned record has an id
-        saved.slots.append(record.slots)
-        saved.slots_total += record.slots
-    saved.add_events(light)
-    saved.tail = journal_index.tail_crc(fd, saved.boundary)
-    assert verdict.session_id is not None
-    journal_index.save(index_dir, verdict.session_id, saved)
 
 
 def _note_unplaced(
