@@ -27,6 +27,7 @@ import os
 
 from plangate import jsonio
 from plangate.errors import ConfigError, StateError, UsageError
+from plangate.files import remove_quietly, write_all
 from plangate.locations import state_root
 
 TYPE_CHECKING = False
@@ -375,19 +376,13 @@ def write_atomic(
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
             os.fchmod(descriptor, mode)
-            view = memoryview(content)
-            while view:
-                written = os.write(descriptor, view)
-                view = view[written:]
+            write_all(descriptor, content)
             os.fsync(descriptor)
         finally:
             os.close(descriptor)
         os.replace(temporary, path)
     except OSError as failure:
-        try:  # noqa: SIM105 - contextlib would cost the hook path an import
-            os.unlink(temporary)
-        except OSError:
-            pass
+        remove_quietly(temporary)
         raise error(
             f"cannot write {display_path(path)}: {failure.strerror or failure}",
             f"check that {display_path(folder)} is writable, then run the command again",

@@ -18,7 +18,7 @@ import plangate.hooks
 import plangate.journal
 
 HOOK_PATH_MODULES = sorted(
-    ["plangate.jsonio", "plangate.locations"]
+    ["plangate.files", "plangate.jsonio", "plangate.locations"]
     + [
         f"{package.__name__}.{info.name}"
         for package in (plangate.hooks, plangate.guard, plangate.journal)

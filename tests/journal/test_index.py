@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import stat
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -108,6 +109,16 @@ def started_scans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return starts
 
 
+def first_turn(journal: Journal, config_dir: Path, tmp_path: Path) -> Growing:
+    """A journal with a prompt and one Bash call, read once (which saves the index)."""
+    growing = Growing(config_dir, PROJECT, journal.session_id, tmp_path / "index")
+    journal.prompt("Start.")
+    bash(journal, "ls", "a\nb")
+    growing.append(journal.to_bytes())
+    growing.compare()
+    return growing
+
+
 def bash(journal: Journal, command: str, output: str) -> str:
     use = journal.tool_use("Bash", {"command": command})
     tool_use_id = use["message"]["content"][0]["id"]
@@ -152,11 +163,7 @@ def test_growing_real_journals_read_the_same_with_the_index(
 def test_an_unfinished_last_line_is_read_again_once_finished(
     journal: Journal, config_dir: Path, tmp_path: Path, started_scans: list[int]
 ) -> None:
-    growing = Growing(config_dir, PROJECT, journal.session_id, tmp_path / "index")
-    journal.prompt("Start.")
-    bash(journal, "ls", "a\nb")
-    growing.append(journal.to_bytes())
-    growing.compare()
+    growing = first_turn(journal, config_dir, tmp_path)
     read(journal, "/home/user/project/x.py", ["print(1)"])
     data = journal.to_bytes()[len(growing.path.read_bytes()) :]
     growing.append(data[:-20])
@@ -174,11 +181,7 @@ def test_an_unfinished_last_line_is_read_again_once_finished(
 def test_appends_the_index_cannot_place_are_read_in_full(
     change: str, journal: Journal, config_dir: Path, tmp_path: Path, started_scans: list[int]
 ) -> None:
-    growing = Growing(config_dir, PROJECT, journal.session_id, tmp_path / "index")
-    journal.prompt("Start.")
-    bash(journal, "ls", "a\nb")
-    growing.append(journal.to_bytes())
-    growing.compare()
+    growing = first_turn(journal, config_dir, tmp_path)
     records = [json.loads(line) for line in growing.path.read_bytes().splitlines()]
     last = records[-1]
     extra = dict(last)
@@ -215,11 +218,7 @@ def test_appends_the_index_cannot_place_are_read_in_full(
 def test_another_file_a_changed_tail_or_a_damaged_index_is_not_trusted(
     journal: Journal, config_dir: Path, tmp_path: Path, started_scans: list[int]
 ) -> None:
-    growing = Growing(config_dir, PROJECT, journal.session_id, tmp_path / "index")
-    journal.prompt("Start.")
-    bash(journal, "ls", "a\nb")
-    growing.append(journal.to_bytes())
-    growing.compare()
+    growing = first_turn(journal, config_dir, tmp_path)
     saved = Path(journal_index.index_file(growing.index_dir, journal.session_id))
 
     # The same bytes in a new file (another inode).
@@ -307,3 +306,27 @@ def test_small_journals_are_read_in_full_without_an_index_by_default(
     monkeypatch.setenv(reader_module.INDEX_MIN_BYTES_ENV, str(growing.path.stat().st_size))
     growing.read(indexed=True)
     assert (tmp_path / "index").is_dir()
+
+
+def test_indexes_of_sessions_long_over_are_removed_when_a_new_one_starts(
+    journal: Journal, config_dir: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "index"
+    folder.mkdir()
+    old = folder / "0ld-session.index"
+    leftover = folder / ".0ld-session.123.tmp"
+    recent = folder / "recent-session.index"
+    unrelated = folder / "notes.txt"
+    for path in (old, leftover, recent, unrelated):
+        path.write_bytes(b"x")
+    month_ago = time.time() - 30 * 24 * 3600
+    for path in (old, leftover, unrelated):
+        os.utime(path, (month_ago, month_ago))
+    growing = Growing(config_dir, PROJECT, journal.session_id, folder)
+    journal.prompt("Start.")
+    bash(journal, "ls", "a\nb")
+    growing.append(journal.to_bytes())
+    assert growing.read(indexed=True).ready
+    assert sorted(path.name for path in folder.iterdir()) == sorted(
+        [recent.name, unrelated.name, f"{journal.session_id}.index"]
+    )

@@ -17,6 +17,7 @@ from typing import Any
 from plangate import jsonio
 from plangate.autoplan import layout
 from plangate.errors import PlangateError, UsageError
+from plangate.files import write_all
 
 REINIT_REMEDY = "run `plangate autoplan init <source> <active> <restore>` with a new restore path"
 
@@ -27,10 +28,7 @@ def _temp_name(path: str) -> str:
 
 
 def _write_all(descriptor: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(descriptor, view)
-        view = view[written:]
+    write_all(descriptor, data)
     os.fsync(descriptor)
 
 

@@ -23,6 +23,7 @@ import os
 import time
 
 from plangate import jsonio, locations
+from plangate.files import remove_quietly, replace_private
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -115,20 +116,8 @@ def trim(path: str, keep: int = KEEP_LINES) -> bool:
             lines = lines[1:]  # the first piece may be the end of a cut line
         kept = [line for line in lines if line.strip()][-keep:]
         data = b"".join(line + b"\n" for line in kept)
-        fd = os.open(
-            temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600
-        )
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
-        os.replace(temp, path)
+        replace_private(path, temp, data)
         return True
     except Exception:  # noqa: BLE001 - the log must never change a decision
-        try:  # noqa: SIM105 - contextlib would be one more import on the hook path
-            os.unlink(temp)
-        except OSError:
-            pass
+        remove_quietly(temp)
         return False

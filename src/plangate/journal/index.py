@@ -3,8 +3,9 @@
 A hook process starts for every guarded call, and a long session's journal grows to tens of
 megabytes; parsing all of it again costs about 7 ms per megabyte. After a ready read of a
 complete journal the reader saves what it learned about the bytes it covered: the records'
-ids, the causal order of the owned records with their positions, the light events (ids, tool
-names, small tool inputs; never texts or results) and the ownership outcome. The next read
+ids, the causal order of the owned records with their positions, the light events and the
+ownership outcome. Light events hold ids, tool names, and the tool inputs and prompts of
+records under 4 KiB; never the model's text or a tool's result. The next read
 checks that the file is the same one (device and inode, never shorter, the last 64 KiB of
 the covered bytes unchanged), parses only what was appended, and extends the order
 (:func:`plangate.journal.order.extend_order`); whatever the extension cannot prove equal to
@@ -22,6 +23,7 @@ import marshal
 import os
 import zlib
 
+from plangate.files import remove_quietly, replace_private
 from plangate.journal.events import (
     AssistantText,
     EndTurn,
@@ -40,9 +42,11 @@ if TYPE_CHECKING:
     from typing import Any
 
 FORMAT = 1
-"""Raised whenever what the reader derives from a record changes, so old indexes are ignored."""
+"""Bumped whenever what the reader derives from a record changes, so old indexes are ignored."""
 TAIL_BYTES = 64 * 1024
 SUFFIX = ".index"
+KEEP_SECONDS = 14 * 24 * 3600
+"""Indexes not written for this long are removed when a new one is started."""
 BLOBS_MAX = 64
 """Event blobs kept before they are merged into one (each read that appends adds one)."""
 
@@ -260,29 +264,31 @@ def save(index_dir: str, session_id: str, index: Index) -> None:
     """Write atomically; a failure only means the next read is a full one."""
     body = marshal.dumps((FORMAT, *(getattr(index, name) for name in _FIELDS)))
     data = zlib.crc32(body).to_bytes(4, "big") + body
-    target = index_file(index_dir, session_id)
     temporary = os.path.join(index_dir, f".{session_id}.{os.getpid()}.tmp")
     try:
         os.makedirs(index_dir, mode=0o700, exist_ok=True)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
-        fd = os.open(temporary, flags, 0o600)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
-        os.replace(temporary, target)
-    except OSError:
-        _remove(temporary)
-
-
-def _remove(path: str) -> None:
-    # Not contextlib.suppress: importing contextlib costs a hook a millisecond.
-    try:
-        os.unlink(path)
+        replace_private(index_file(index_dir, session_id), temporary, data)
     except OSError:
         return
+
+
+def prune(index_dir: str, now: float, keep_seconds: float = KEEP_SECONDS) -> None:
+    """Remove indexes (and temporary files a killed writer left) not written for
+    ``keep_seconds``: their sessions are over, and a later read would only read in full."""
+    try:
+        names = os.listdir(index_dir)
+    except OSError:
+        return
+    for name in names:
+        if not (name.endswith(SUFFIX) or name.endswith(".tmp")):
+            continue
+        path = os.path.join(index_dir, name)
+        try:
+            stale = now - os.lstat(path).st_mtime > keep_seconds
+        except OSError:
+            continue
+        if stale:
+            remove_quietly(path)
 
 
 def pack(event: Event) -> tuple[object, ...]:

@@ -11,6 +11,7 @@ exception; the reader never writes to the journal. Standard library only.
 from __future__ import annotations
 
 import os
+import time
 
 from plangate.journal import codes
 from plangate.journal.events import Event, ToolResult, ToolUse
@@ -182,18 +183,31 @@ def _read_open(
     light = [event for record in ordered for event in record.events]
     _finish(verdict, reading, ordered, bases)
     if index_dir is not None and found.complete and size > 0:
-        from plangate.journal import index as journal_index  # only journals worth an index
-
-        owners = tuple(reading.owners) if reading.owners is not None else None
-        fresh = journal_index.begin(verdict.path, info, owners, records, ordered)
-        if fresh is not None:
-            fresh.owner, fresh.genesis, fresh.root_shape = (
-                verdict.owner,
-                verdict.genesis,
-                verdict.root_shape,
-            )
-            _save(index_dir, verdict, reading, fresh, found, ordered, light)
+        _start_index(index_dir, verdict, reading, found, records, ordered, light)
     return verdict
+
+
+def _start_index(
+    index_dir: str,
+    verdict: Verdict,
+    reading: _Reading,
+    found: Scan,
+    records: list[Record],
+    ordered: list[Record],
+    light: list[Event],
+) -> None:
+    """Save an index of this full read, when a later read can go on from it."""
+    from plangate.journal import index as journal_index  # only journals worth an index
+
+    owners = tuple(reading.owners) if reading.owners is not None else None
+    fresh = journal_index.begin(verdict.path, reading.info, owners, records, ordered)
+    if fresh is None:
+        return
+    journal_index.prune(index_dir, time.time())
+    fresh.owner = verdict.owner
+    fresh.genesis = verdict.genesis
+    fresh.root_shape = verdict.root_shape
+    _save(index_dir, verdict, reading, fresh, found, ordered, light)
 
 
 def _read_indexed(verdict: Verdict, reading: _Reading, index_dir: str) -> Verdict:
