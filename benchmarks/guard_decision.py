@@ -628,51 +628,24 @@ class GuardBench(jd.Bench):
 
     def targets(self) -> list[str]:
         out: list[str] = []
-        bare = self.bare
         big = jd._label(100)
         cat = self.find(big, "floor: `cat`")
         for path in ("journal", "payload"):
             cold = self.find(big, f"guard, {path} path, cold")
             if cold is None or cat is None:
                 out.append(f"{path} path, 100 MB cold: not measured (add 100 to --sizes)")
-                continue
-            peak = cold.peak_mib
-            small = peak is not None and peak < 200
-            limit, limit_min = 2 * (bare.median_ms + cat.median_ms), 2 * (bare.min_ms + cat.min_ms)
-            fast, fast_min = cold.median_ms <= limit, cold.min_ms <= limit_min
-            peak_text = "not measured" if peak is None else f"{peak:.0f} MiB"
-            out.append(
-                f"{path} path, 100 MB cold within 2x (bare start-up + cat) and under 200 MiB "
-                f"peak: **{jd._met(fast and small)}**. Time {jd._met(fast)}: "
-                f"{cold.median_ms:.0f} ms vs 2 x ({bare.median_ms:.1f} + {cat.median_ms:.1f}) = "
-                f"{limit:.0f} ms [min: {cold.min_ms:.0f} vs {limit_min:.0f} ms, "
-                f"{jd._met(fast_min)}]. Peak {jd._met(small)}: {peak_text} vs 200 MiB."
-            )
+            else:
+                out.append(jd.cold_target(f"{path} path, ", cold, self.bare, cat))
         for path in ("journal", "payload"):
             appended = self.find(big, f"guard, {path} path, after")
             if appended is None:
                 out.append(f"{path} path, 100 MB after an append: not measured")
-                continue
-            met = appended.median_ms <= bare.median_ms + 50
-            met_min = appended.min_ms <= bare.min_ms + 50
-            out.append(
-                f"{path} path, 100 MB after an append within bare start-up + 50 ms: "
-                f"**{jd._met(met)}**: {appended.median_ms:.0f} ms vs {bare.median_ms:.1f} + 50 "
-                f"= {bare.median_ms + 50:.0f} ms [min: {appended.min_ms:.0f} vs "
-                f"{bare.min_ms + 50:.0f} ms, {jd._met(met_min)}]."
-            )
+            else:
+                out.append(jd.append_target(f"{path} path, ", appended, self.bare))
         for path in ("journal", "payload"):
             small_journal = self.find(jd._label(0.1), f"guard, {path} path, cold")
-            if small_journal is None:
-                continue
-            met = small_journal.median_ms <= 1.3 * bare.median_ms
-            met_min = small_journal.min_ms <= 1.3 * bare.min_ms
-            out.append(
-                f"{path} path, 100 KB journal within 1.3x bare start-up: **{jd._met(met)}**: "
-                f"{small_journal.median_ms:.1f} ms vs 1.3 x {bare.median_ms:.1f} = "
-                f"{1.3 * bare.median_ms:.1f} ms [min: {small_journal.min_ms:.1f} vs "
-                f"{1.3 * bare.min_ms:.1f} ms, {jd._met(met_min)}]."
-            )
+            if small_journal is not None:
+                out.append(jd.startup_target(f"{path} path, ", small_journal, self.bare))
         return out
 
     def as_dict(self) -> dict[str, Any]:
