@@ -37,6 +37,7 @@ skill gates (/plan-ceo-review, /autoplan):
 
 journals:
   journal inspect    judge a Claude Code session journal and say why
+  journal survey     judge every session journal in Claude Code's folder, one row each
 
 plan-governed runs:
   run PLAN.md        carry out an approved plan (or --task TEXT) in a worktree of its own
@@ -94,6 +95,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     inspect.add_argument("--json", action="store_true", help="print one JSON object")
     inspect.set_defaults(handler=_journal_inspect)
+    survey = journal_commands.add_parser(
+        "survey",
+        help="judge every main-session journal under the Claude Code folder",
+        description=(
+            "Judge every <config>/projects/<project>/<session>.jsonl the way plangate's hooks "
+            "read it (layout checks on), each in a worker process with a time limit, and "
+            "summarise by verdict and Claude Code version. Writes nothing. Exit 0 when every "
+            "journal is ready (or there is none), 1 when one is not, 2 for bad usage."
+        ),
+    )
+    survey.add_argument(
+        "--since", type=float, metavar="DAYS", help="only journals modified in the last DAYS days"
+    )
+    survey.add_argument(
+        "--config-dir",
+        help="Claude Code's config folder (default: $CLAUDE_CONFIG_DIR or ~/.claude)",
+    )
+    survey.add_argument("--json", action="store_true", help="print one JSON object")
+    survey.set_defaults(handler=_journal_survey)
 
     demo = commands.add_parser(
         "demo", help="run a short real Claude Code session on the built-in stand-in model"
@@ -303,6 +323,12 @@ def _journal_inspect(args: argparse.Namespace) -> int:
         config_dir=args.config_dir,
         as_json=args.json,
     )
+
+
+def _journal_survey(args: argparse.Namespace) -> int:
+    from plangate.commands.journal_survey import survey
+
+    return survey(since_days=args.since, as_json=args.json, config_dir=args.config_dir)
 
 
 def _demo(args: argparse.Namespace) -> int:

@@ -211,8 +211,12 @@ def test_appends_the_index_cannot_place_are_read_in_full(
     verdict = growing.compare()
     # The indexed read went on from the index, could not place the append, read in full.
     assert started_scans[0] > 0 and started_scans[1:] == [0, 0]
-    if change in ("duplicate_uuid", "second_root"):
+    if change == "duplicate_uuid":
         assert verdict.reason == COMPETING_ROOT
+    if change == "second_root":
+        # A new null-parent prompt is a new conversation (an Esc or rewind on the first
+        # prompt): the earlier one is dropped, not a competing root.
+        assert verdict.reason is None and set(verdict.dropped) == {"abandoned_root"}
 
 
 def test_another_file_a_changed_tail_or_a_damaged_index_is_not_trusted(

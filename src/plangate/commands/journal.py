@@ -24,8 +24,8 @@ REMEDIES = {
     "start a new session and keep large output in files",
     "identity": "with --layout the path must be <config>/projects/<project>/<session>.jsonl "
     "with no symlink on the way; inspect without --layout to judge the content alone",
-    "competing_root": "the file mixes conversations; start a new session rather than editing "
-    "journals by hand",
+    "competing_root": "two writers appended to this session (two Claude Code windows on one "
+    "session?); close one and start a new session rather than editing journals by hand",
     "cycle": "the parent links loop; the file was edited or damaged: start a new session",
     "foreign_cwd": "pass --project-dir with the folder the session was started in",
     "unrecognized_shape": "Claude Code wrote a layout plangate does not know yet; report the "
@@ -100,8 +100,25 @@ def summarize(verdict: Verdict) -> dict[str, Any]:
         "events": len(verdict.events),
         "event_kinds": dict(sorted(kinds.items())),
         "root_shape": verdict.root_shape,
+        "dropped": dict(verdict.dropped),
         "complete": verdict.complete,
     }
+
+
+DROP_WORDS = {
+    "abandoned_branch": "on abandoned branches (a rewound or interrupted prompt and its replies)",
+    "summarized": "summarized away (before a compaction or 'Summarize from here')",
+    "abandoned_root": "under an abandoned first prompt (an Esc or a rewind on it)",
+    "unreachable": "waiting for an ancestor Claude Code has not written yet",
+}
+
+
+def _dropped(dropped: dict[str, int]) -> str:
+    """What the live chain left out, in words (``docs/journal-reading.md``)."""
+    if not dropped:
+        return "none"
+    parts = (f"{count} {DROP_WORDS.get(reason, reason)}" for reason, count in dropped.items())
+    return "; ".join(parts)
 
 
 def render(report: dict[str, Any]) -> str:
@@ -112,7 +129,8 @@ def render(report: dict[str, Any]) -> str:
         ("status", report["status"]),
         ("reason", report["reason"] or "none"),
         ("claude code", report["claude_code_version"] or "unknown"),
-        ("records", f"{report['records']} ({report['owned_records']} in the conversation)"),
+        ("records", f"{report['records']} ({report['owned_records']} in the live conversation)"),
+        ("dropped", _dropped(report["dropped"])),
         ("events", f"{report['events']}" + (f" ({kinds})" if kinds else "")),
         ("root", " > ".join(report["root_shape"]) or "none"),
     ]

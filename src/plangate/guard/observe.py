@@ -104,6 +104,7 @@ def observe(
             prior=prior,
             select=select,
             index_dir=index_dir,
+            tool_use_id=tool_use_id,
         )
         last = verdict
         if prior is None and verdict.prefix is not None:

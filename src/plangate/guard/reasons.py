@@ -126,8 +126,10 @@ TABLE: dict[str, tuple[str, str]] = {
     ),
     COMPETING_ROOT: (
         FALLBACK,
-        "The session journal has more than one conversation root, or two records share one "
-        "uuid, so plangate cannot tell which conversation is this session.",
+        "The session journal looks written by two writers (two records share one uuid, the "
+        "chain passes through another session's record, or an abandoned branch kept growing "
+        "after the live chain went on), so plangate cannot tell which conversation is this "
+        "session.",
     ),
     FOREIGN_CWD: (
         FALLBACK,
@@ -138,7 +140,10 @@ TABLE: dict[str, tuple[str, str]] = {
         "The conversation starts in a sidechain (subagent) record, not in the parent session.",
     ),
     AGENT: (FALLBACK, "The conversation's ancestry passes through a subagent record."),
-    CYCLE: (FALLBACK, "The parent links of the session journal form a loop."),
+    CYCLE: (
+        FALLBACK,
+        "The parent links of the session journal form a loop somewhere in the file.",
+    ),
     IDENTITY: (
         FALLBACK,
         "The session journal failed plangate's identity checks (a symlink, another session's "

@@ -24,6 +24,7 @@ import os
 import zlib
 
 from plangate.files import remove_quietly, replace_private
+from plangate.journal.chain import UNREACHABLE, Tip, tip_of
 from plangate.journal.events import (
     AssistantText,
     EndTurn,
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-FORMAT = 1
+FORMAT = 2
 """Bumped whenever what the reader derives from a record changes, so old indexes are ignored."""
 TAIL_BYTES = 64 * 1024
 SUFFIX = ".index"
@@ -87,6 +88,11 @@ _FIELDS = (
     "slots_total",
     "blobs",
     "event_count",
+    "frontier",
+    "uses",
+    "calls",
+    "newest",
+    "dropped",
 )
 
 
@@ -122,6 +128,22 @@ class Index:
         self.slots_total = 0
         self.blobs: list[bytes] = []
         self.event_count = 0
+        self.frontier: dict[str, str | None] = {}
+        self.uses: dict[str, str] = {}
+        self.calls: set[str] = set()
+        self.newest: str | None = None
+        self.dropped: dict[str, int] = {}
+
+    def tip(self) -> Tip:
+        return Tip(self.frontier, self.uses, self.calls, self.newest)
+
+    def keep_tip(self, tip: Tip) -> None:
+        self.frontier, self.uses, self.calls, self.newest = (
+            tip.frontier,
+            tip.uses,
+            tip.calls,
+            tip.newest,
+        )
 
     def add(
         self,
@@ -194,13 +216,17 @@ def begin(
     owners: tuple[str, ...] | None,
     records: list[Record],
     ordered: list[Record],
+    anchor: Record,
+    dropped: dict[str, int],
 ) -> Index | None:
     """An empty index for a full read of ``records``, or None when a later read could not
-    go on from it: some conversation record is not in the order (it waits for an ancestor,
-    and a later record may place it earlier than anything appended)."""
-    if sum(1 for record in records if record.node) != len(ordered):
+    go on from it: some record waits for an ancestor (a later record may place it earlier
+    than anything appended)."""
+    if dropped.get(UNREACHABLE):
         return None
     index = Index(path, info.st_dev, info.st_ino, owners)
+    index.keep_tip(tip_of(records, ordered, anchor))
+    index.dropped = dict(dropped)
     uuids = {record.uuid for record in records if record.uuid is not None}
     index.unresolved = {
         record.parent

@@ -14,6 +14,7 @@ import os
 import time
 
 from plangate.journal import codes
+from plangate.journal.chain import extend_tip
 from plangate.journal.events import Event, ToolResult, ToolUse
 from plangate.journal.identity import (
     IdentityError,
@@ -53,6 +54,7 @@ def read_journal(
     record_max: int = codes.RECORD_MAX_BYTES,
     retained_max: int = codes.RETAINED_MAX_BYTES,
     index_dir: str | None = None,
+    tool_use_id: str | None = None,
 ) -> Verdict:
     """Judge the journal at ``path``.
 
@@ -64,7 +66,9 @@ def read_journal(
     read in this hook run returned. ``full`` reloads every owned record with its content;
     ``select`` picks the records to reload. Limits can only be lowered. With ``index_dir``
     (hook reads with ``config_dir``) the first read of a hook run goes on from the index an
-    earlier run saved there (:mod:`.index`) and saves it again.
+    earlier run saved there (:mod:`.index`) and saves it again. The conversation is the live
+    chain (:mod:`.chain`) followed up from the record of ``tool_use_id`` (the current call),
+    else from the newest conversation record; ``Verdict.dropped`` counts what it left out.
     """
     if owners is not None and not owners:
         return Verdict(path, session_id).refuse(codes.IDENTITY, "no project folder owns it")
@@ -87,7 +91,7 @@ def read_journal(
     fd, info = opened
     verdict.exists = True
     try:
-        reading = _Reading(fd, info, owners, full, select, record_max, retained_max)
+        reading = _Reading(fd, info, owners, full, select, record_max, retained_max, tool_use_id)
         usable = index_dir if layout and prior is None else None
         if usable is not None and info.st_size >= index_min_bytes():
             return _read_indexed(verdict, reading, usable)
@@ -114,7 +118,16 @@ def _session_from_name(path: str) -> str:
 class _Reading:
     """What one read was asked for, besides the verdict it fills in."""
 
-    __slots__ = ("fd", "info", "owners", "full", "select", "record_max", "retained_max")
+    __slots__ = (
+        "fd",
+        "info",
+        "owners",
+        "full",
+        "select",
+        "record_max",
+        "retained_max",
+        "tool_use_id",
+    )
 
     def __init__(
         self,
@@ -125,6 +138,7 @@ class _Reading:
         select: Callable[[list[Record]], Iterable[Record]] | None,
         record_max: int,
         retained_max: int,
+        tool_use_id: str | None,
     ) -> None:
         self.fd = fd
         self.info = info
@@ -133,6 +147,7 @@ class _Reading:
         self.select = select
         self.record_max = record_max
         self.retained_max = retained_max
+        self.tool_use_id = tool_use_id
 
 
 def _read_open(
@@ -164,7 +179,8 @@ def _read_open(
         records = _one_session(records, verdict)
     verdict.records = len(records)
     verdict.claude_code_version = found.first_version
-    ownership = own(records, reading.owners)
+    ownership = own(records, reading.owners, reading.tool_use_id, found.foreign_uuids)
+    verdict.dropped = ownership.dropped
     verdict.root_shape = ownership.root_shape
     verdict.genesis = ownership.genesis
     verdict.owner = ownership.owner
@@ -182,8 +198,9 @@ def _read_open(
     bases = _number(ordered)
     light = [event for record in ordered for event in record.events]
     _finish(verdict, reading, ordered, bases)
-    if index_dir is not None and found.complete and size > 0:
-        _start_index(index_dir, verdict, reading, found, records, ordered, light)
+    anchor = ownership.anchor
+    if index_dir is not None and found.complete and size > 0 and anchor is not None:
+        _start_index(index_dir, verdict, reading, found, records, ordered, light, anchor)
     return verdict
 
 
@@ -195,12 +212,15 @@ def _start_index(
     records: list[Record],
     ordered: list[Record],
     light: list[Event],
+    anchor: Record,
 ) -> None:
     """Save an index of this full read, when a later read can go on from it."""
     from plangate.journal import index as journal_index  # only journals worth an index
 
     owners = tuple(reading.owners) if reading.owners is not None else None
-    fresh = journal_index.begin(verdict.path, reading.info, owners, records, ordered)
+    fresh = journal_index.begin(
+        verdict.path, reading.info, owners, records, ordered, anchor, verdict.dropped
+    )
     if fresh is None:
         return
     journal_index.prune(index_dir, time.time())
@@ -239,6 +259,11 @@ def _read_indexed(verdict: Verdict, reading: _Reading, index_dir: str) -> Verdic
     appended = extend_order(placed, placed.union(saved.unordered), saved.unresolved, found.records)
     if appended is None:
         return _read_open(verdict, reading, True, None, index_dir)
+    tip = extend_tip(saved.tip(), appended, reading.tool_use_id)
+    if tip is None:
+        return _read_open(verdict, reading, True, None, index_dir)
+    saved.keep_tip(tip)
+    verdict.dropped = dict(saved.dropped)
     verdict.prefix = found.prefix
     verdict.complete = found.complete
     verdict.lines = found.lines
@@ -418,7 +443,8 @@ def _clean_bash_results(events: list[Event]) -> None:
 
 
 _EXPLANATIONS = {
-    codes.COMPETING_ROOT: "the journal has two conversation roots, or two records share one id",
+    codes.COMPETING_ROOT: "two writers: two records share one id, the conversation passes "
+    "through another session's record, or an abandoned branch went on after the live one",
     codes.CYCLE: "the journal's parent links form a loop",
     codes.SIDECHAIN: "the first turn or its ancestry is a sidechain (subagent) record",
     codes.AGENT: "the conversation's ancestry passes through a subagent record",

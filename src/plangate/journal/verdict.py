@@ -45,6 +45,7 @@ class Verdict:
         "genesis",
         "owner",
         "stray_tool_uses",
+        "dropped",
     )
 
     def __init__(self, path: str, session_id: str | None) -> None:
@@ -71,6 +72,8 @@ class Verdict:
         # Tool calls recorded outside the owned conversation, by id: where they are
         # ("another session", "a subagent record", "unreachable" when an ancestor is missing).
         self.stray_tool_uses: dict[str, str] = {}
+        # Main-session records the live chain leaves out, by reason (plangate.journal.chain).
+        self.dropped: dict[str, int] = {}
 
     @property
     def ready(self) -> bool:

@@ -317,8 +317,8 @@ def test_e08_59_long_padded_session_is_verified_and_a_sidechain_padding_breaks_i
     outcome = flow.attempt_payload(flow.driver_read("design"))
     assert_allowed(outcome, path="payload")
     assert outcome.approved  # the owned-read approval for the skill's own file
-    # The same session with one padding record turned into a sidechain record: everything
-    # after it hangs from a record that is not part of the parent conversation.
+    # The same session with one padding record turned into a sidechain record: the chain up
+    # from the newest record passes through a record that is not part of the conversation.
     lines = session.journal_path.read_text(encoding="utf-8").splitlines()
     for number, line in enumerate(lines):
         record = json.loads(line)
@@ -328,4 +328,4 @@ def test_e08_59_long_padded_session_is_verified_and_a_sidechain_padding_breaks_i
             break
     session.journal_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     outcome = session.hook(flow.driver_read("design"), write_denial=False)
-    assert_denied(outcome, "init_required")  # the invocation is cut off from the root
+    assert_denied(outcome, "sidechain")

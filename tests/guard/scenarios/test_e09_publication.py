@@ -201,9 +201,9 @@ REJECTIONS = {
     "partial_close": "close_incomplete",
     "error_close": "close_incomplete",
     "missing_ack": "close_incomplete",
-    # The next entry hangs from the foreign report, so the journal records the current call
-    # outside this session's conversation.
-    "foreign_session_report": "current_mismatch",
+    # The next entry hangs from the foreign report: the chain up from the current call passes
+    # through another session's record, which Claude Code could not tell apart.
+    "foreign_session_report": "competing_root",
     "duplicate_use": "tool_identity",
     "report_before_close": "publication_missing",
     "report_after_current": "publication_missing",
