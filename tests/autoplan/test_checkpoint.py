@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from plangate import jsonio
-from plangate.autoplan import layout, store
+from plangate.autoplan import layout, writes
 from plangate.autoplan.checkpoint import checkpoint, checkpoint_command, read_manifest
 from plangate.autoplan.init import init
 from plangate.errors import PlangateError, UsageError
@@ -198,7 +198,7 @@ def test_a_failed_checkpoint_leaves_nothing(
 ) -> None:
     _, restore = initialized
     before = tree(repo)
-    real = store.write_immutable
+    real = writes.write_immutable
     calls: list[str] = []
 
     def fail_on_the_third(path: str, data: bytes) -> None:
@@ -207,7 +207,7 @@ def test_a_failed_checkpoint_leaves_nothing(
             raise OSError(28, "No space left on device")
         real(path, data)
 
-    monkeypatch.setattr(store, "write_immutable", fail_on_the_third)
+    monkeypatch.setattr(writes, "write_immutable", fail_on_the_third)
     with pytest.raises(OSError):
         checkpoint(restore, "ceo", reviewers_dir=reviewers)
     assert tree(repo) == before

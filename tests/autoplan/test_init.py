@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from plangate import jsonio
-from plangate.autoplan import layout, store
+from plangate.autoplan import layout, writes
 from plangate.autoplan.init import init, init_command
 from plangate.autoplan.scope import detect_scope
 from plangate.errors import PlangateError, UsageError
@@ -180,7 +180,7 @@ def test_failed_write_leaves_nothing(repo: Path, monkeypatch: pytest.MonkeyPatch
     def fail(*args: object, **kwargs: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(store, "write_replace", fail)
+    monkeypatch.setattr(writes, "write_replace", fail)
     with pytest.raises(OSError):
         init(source, source, restore_path(repo, "plan-restore-2.md"))
     assert tree(repo) == before

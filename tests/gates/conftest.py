@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from plangate.gates import engine
+from plangate.gates import stop_hook
 from plangate.testing.journals import Journal, use_id
 
 SKILL_TEXT = "---\nname: {name}\ndescription: test skill\n---\n# {name}\n"
@@ -86,7 +86,7 @@ class Env:
     ) -> dict[str, Any]:
         env = dict(self.environ)
         env.update(environ)
-        return engine.decide(payload, event, environ=env, stderr=io.StringIO())
+        return stop_hook.decide(payload, event, environ=env, stderr=io.StringIO())
 
     def record(self, session: str) -> dict[str, Any]:
         path = self.state / "skill-gates" / session / "record.json"

@@ -1,4 +1,5 @@
-"""The /plan-ceo-review gate, one rule at a time, through :func:`plangate.gates.engine.decide`."""
+"""The /plan-ceo-review gate, one rule at a time, through
+:func:`plangate.gates.stop_hook.decide`."""
 
 from __future__ import annotations
 
@@ -444,12 +445,12 @@ def test_subagent_stop_gates_only_a_subagent_that_loaded_the_review(env: Env) ->
 def test_one_stop_judged_twice_is_counted_once(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
     """Two registrations of the hook run side by side for one stop: neither has seen the
     other's record, both block with the same reason, and the block counts once."""
-    from plangate.gates import store
+    from plangate.gates import session_record
 
     journal = ceo_session(env)
     journal.text("Done.")
     first = env.decide(env.payload(journal))
-    monkeypatch.setattr(store, "snapshot", lambda *args, **kwargs: None)
+    monkeypatch.setattr(session_record, "snapshot", lambda *args, **kwargs: None)
     second = env.decide(env.payload(journal))
     assert second["decision"] == "block" and second["reason"] == first["reason"]
     assert "systemMessage" not in second

@@ -12,7 +12,7 @@ import pytest
 from plangate.commands.gates import hook_timeout
 from plangate.commands.report import report
 from plangate.commands.settings import settings
-from plangate.gates import store
+from plangate.gates import session_record
 from plangate.hooks import registry
 from tests.gates.conftest import RANKED, Env, ceo_session, write_file
 
@@ -133,7 +133,7 @@ def test_report_errored_wins(env: Env) -> None:
 
 
 def test_report_an_unreadable_record_is_an_error(env: Env) -> None:
-    path = Path(store.record_path(SESSION, str(env.state)))
+    path = Path(session_record.record_path(SESSION, str(env.state)))
     path.parent.mkdir(parents=True)
     path.write_text("{broken")
     code, out, _ = _report(env, None, None, False)

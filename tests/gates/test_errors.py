@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from plangate.gates import engine, runs, store
 from plangate.gates import markers as mk
+from plangate.gates import session_record, skill_loads, stop_hook
 from tests.gates.conftest import Env, ceo_session
 
 
@@ -28,7 +28,7 @@ def _decide(env: Env, payload: dict[str, Any], **environ: str) -> tuple[dict[str
     stderr = io.StringIO()
     merged = dict(env.environ)
     merged.update(environ)
-    output = engine.decide(payload, "Stop", environ=merged, stderr=stderr)
+    output = stop_hook.decide(payload, "Stop", environ=merged, stderr=stderr)
     return output, stderr.getvalue()
 
 
@@ -120,10 +120,10 @@ def test_gate_locked_when_another_hook_holds_the_lock(
     env: Env, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     payload = _armed(env)
-    folder = Path(store.session_folder(payload["session_id"], str(env.state)))
+    folder = Path(session_record.session_folder(payload["session_id"], str(env.state)))
     folder.mkdir(parents=True)
-    (folder / store.LOCK).write_bytes(b"busy")
-    monkeypatch.setattr(store, "LOCK_WAIT_S", 0.2)
+    (folder / session_record.LOCK).write_bytes(b"busy")
+    monkeypatch.setattr(session_record, "LOCK_WAIT_S", 0.2)
     output, stderr = _decide(env, payload)
     assert _error(output)["code"] == "GATE_LOCKED"
     assert "GATE_LOCKED" in stderr
@@ -136,7 +136,7 @@ def test_gate_unexpected_for_anything_else(env: Env, monkeypatch: pytest.MonkeyP
     def broken(*args: object, **kwargs: object) -> object:
         raise ZeroDivisionError("boom")
 
-    monkeypatch.setattr(runs, "loads", broken)
+    monkeypatch.setattr(skill_loads, "loads", broken)
     output, stderr = _decide(env, payload)
     error = _error(output)
     assert error["code"] == "GATE_UNEXPECTED" and "ZeroDivisionError" in error["why"]

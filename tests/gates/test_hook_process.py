@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from plangate.gates import markers as mk
-from plangate.gates import store
+from plangate.gates import session_record
 from plangate.testing.journals import use_id
 from tests.gates.conftest import RANKED, Env, ceo_session, write_file
 
@@ -127,9 +127,9 @@ def test_a_stale_lock_is_taken_over_by_a_hook(env: Env) -> None:
     journal = ceo_session(env)
     journal.text("Done.")
     payload = env.payload(journal)
-    folder = Path(store.session_folder(payload["session_id"], str(env.state)))
+    folder = Path(session_record.session_folder(payload["session_id"], str(env.state)))
     folder.mkdir(parents=True)
-    lock = folder / store.LOCK
+    lock = folder / session_record.LOCK
     lock.write_bytes(b"a hook killed long ago")
     old = time.time() - 60
     os.utime(lock, (old, old))

@@ -40,4 +40,4 @@ def test_the_off_path_loads_no_gate_logic() -> None:
     )
     assert result.stdout == "{}\n"
     loaded = eval(result.stderr)  # noqa: S307
-    assert "plangate.gates.engine" not in loaded and "plangate.journal" not in loaded
+    assert "plangate.gates.stop_hook" not in loaded and "plangate.journal" not in loaded

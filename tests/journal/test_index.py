@@ -55,6 +55,7 @@ def fingerprint(verdict: Verdict) -> dict[str, Any]:
         "complete": verdict.complete,
         "prefix": (verdict.prefix.size, verdict.prefix.digest) if verdict.prefix else None,
         "stray": verdict.stray_tool_uses,
+        "dropped": verdict.dropped,
         "event_count": verdict.event_count,
         "events": [event.as_dict() for event in verdict.events],
     }

@@ -13,7 +13,7 @@ import sys
 from typing import Any, TextIO
 
 from plangate import jsonio
-from plangate.autoplan import layout, plans, store
+from plangate.autoplan import layout, plans, writes
 from plangate.errors import PlangateError, UsageError
 
 MANIFEST_KEYS = (
@@ -75,7 +75,7 @@ def reviewer_prompt(phase: str, instructions: str, implementation: str, input_pa
 def checkpoint(restore: str, phase: str, *, reviewers_dir: str | None = None) -> dict[str, Any]:
     """Create the phase's checkpoint folder; return its manifest."""
     check_phase(phase)
-    binding = store.load_binding(restore)
+    binding = writes.load_binding(restore)
     active_text = plans.decode(binding.plan_bytes, binding.active_plan)
     implementation = plans.implementation_text(active_text, binding.active_plan)
     instructions = reviewer_instructions(phase, reviewers_dir)
@@ -112,10 +112,10 @@ def checkpoint(restore: str, phase: str, *, reviewers_dir: str | None = None) ->
         return {
             layout.REVIEW_INPUT: input_bytes,
             layout.REVIEWER_PROMPT: prompt,
-            layout.MANIFEST: store.json_bytes(manifest),
+            layout.MANIFEST: writes.json_bytes(manifest),
         }
 
-    store.create_folder(
+    writes.create_folder(
         binding.artifact_dir, lambda token: layout.checkpoint_folder_name(phase, token), files
     )
     return manifest
@@ -162,7 +162,7 @@ def read_manifest(path: str) -> tuple[dict[str, Any], int]:
     return value, os.lstat(path).st_mtime_ns
 
 
-def checkpoints(binding: store.InitBinding, phase: str) -> list[tuple[int, str, dict[str, Any]]]:
+def checkpoints(binding: writes.InitBinding, phase: str) -> list[tuple[int, str, dict[str, Any]]]:
     """This invocation's verified checkpoints of ``phase``, oldest first: (mtime, path, manifest).
 
     A checkpoint folder of this phase that cannot be verified raises ``PlangateError`` when its

@@ -14,7 +14,7 @@ import sys
 from typing import Any, TextIO
 
 from plangate import jsonio
-from plangate.autoplan import layout, plans, store
+from plangate.autoplan import layout, plans, writes
 from plangate.autoplan.checkpoint import check_phase, checkpoints
 from plangate.errors import PlangateError
 
@@ -91,7 +91,7 @@ def close_packet(
 def prepare_close(restore: str, phase: str) -> dict[str, Any]:
     """Create the phase's close packet; return where it is and how to read it."""
     check_phase(phase)
-    binding = store.load_binding(restore)
+    binding = writes.load_binding(restore)
     found = checkpoints(binding, phase)
     if not found:
         raise PlangateError(
@@ -114,7 +114,7 @@ def prepare_close(restore: str, phase: str) -> dict[str, Any]:
     packet = close_packet(
         binding_line, phase, following, implementation, binding.restore_path
     ).encode("utf-8")
-    folder = store.create_folder(
+    folder = writes.create_folder(
         binding.artifact_dir,
         lambda token: layout.close_folder_name(phase, token),
         lambda _folder: {layout.CLOSE_PACKET: packet},
@@ -130,7 +130,7 @@ def prepare_close(restore: str, phase: str) -> dict[str, Any]:
 
 
 def close_packets(
-    binding: store.InitBinding, phase: str
+    binding: writes.InitBinding, phase: str
 ) -> list[tuple[int, str, dict[str, object]]]:
     """This invocation's readable close packets of ``phase``, oldest first.
 

@@ -14,7 +14,7 @@ import sys
 from typing import Any, TextIO
 
 from plangate import jsonio
-from plangate.autoplan import layout, plans, store
+from plangate.autoplan import layout, plans, writes
 from plangate.autoplan.checkpoint import checkpoints
 from plangate.autoplan.close import close_packets, phase_label
 from plangate.errors import PlangateError
@@ -27,7 +27,7 @@ def applicable_phases(scope: dict[str, Any]) -> list[str]:
     ]
 
 
-def _phase_entry(binding: store.InitBinding, phase: str) -> dict[str, Any]:
+def _phase_entry(binding: writes.InitBinding, phase: str) -> dict[str, Any]:
     restore = binding.restore_path
     found = checkpoints(binding, phase)
     if not found:
@@ -58,7 +58,7 @@ def _phase_entry(binding: store.InitBinding, phase: str) -> dict[str, Any]:
 
 def gate_render(restore: str) -> dict[str, Any]:
     """Write ``gate.json`` for this restore point's invocation; return its content."""
-    binding = store.load_binding(restore)
+    binding = writes.load_binding(restore)
     text = plans.decode(binding.plan_bytes, binding.active_plan)
     plan = plans.parse(text, binding.active_plan)
     plans.check_ready(plan, binding.active_plan)
@@ -79,7 +79,7 @@ def gate_render(restore: str) -> dict[str, Any]:
         "phases": phases,
         "tasks": len(plan.steps),
     }
-    store.write_replace(gate_path, store.json_bytes(gate))
+    writes.write_replace(gate_path, writes.json_bytes(gate))
     return gate
 
 

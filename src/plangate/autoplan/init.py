@@ -20,7 +20,7 @@ import sys
 from typing import Any, TextIO
 
 from plangate import jsonio
-from plangate.autoplan import layout, plans, store
+from plangate.autoplan import layout, plans, writes
 from plangate.autoplan.scope import detect_scope
 from plangate.errors import PlangateError, UsageError
 
@@ -29,9 +29,9 @@ NEW_RESTORE_REMEDY = "choose a new restore path for this plan"
 
 def init(source: str, active: str, restore: str) -> dict[str, Any]:
     """Create (or reuse) the restore point and the active plan; return the JSON object."""
-    store.check_absolute(source, "the source plan")
-    store.check_absolute(active, "the active plan")
-    store.check_absolute(restore, "the restore point")
+    writes.check_absolute(source, "the source plan")
+    writes.check_absolute(active, "the active plan")
+    writes.check_absolute(restore, "the restore point")
     source_path = layout.canonical_path(source)
     active_path = layout.canonical_path(active)
     restore_path = layout.canonical_path(restore)
@@ -79,16 +79,16 @@ def init(source: str, active: str, restore: str) -> dict[str, Any]:
     created: list[str] = []
     try:
         try:
-            store.write_immutable(record_path, store.json_bytes(record))
+            writes.write_immutable(record_path, writes.json_bytes(record))
         except FileExistsError:
             raise PlangateError(
                 f"another init created the restore point {restore_path} at the same time",
                 "run the same init command again",
             ) from None
         created.append(record_path)
-        store.write_immutable(restore_path, original)
+        writes.write_immutable(restore_path, original)
         created.append(restore_path)
-        store.write_replace(active_path, active_bytes, _mode_of(active_path))
+        writes.write_replace(active_path, active_bytes, _mode_of(active_path))
     except BaseException:
         for path in reversed(created):
             with contextlib.suppress(OSError):
@@ -163,7 +163,7 @@ def _is_active_plan(path: str) -> bool:
 def _reuse(source: str, active: str, restore: str) -> dict[str, Any]:
     """Answer a repeated init: the same object with ``reused: true``, changing nothing."""
     try:
-        record = store.read_init_record(restore)
+        record = writes.read_init_record(restore)
     except PlangateError:
         raise PlangateError(
             f"the restore point {restore} already exists and was not made by init",
@@ -233,7 +233,7 @@ def add_exclude_line(path: str) -> bool:
         return False
     separator = b"\n" if current and not current.endswith(b"\n") else b""
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    store.write_replace(path, current + separator + line + b"\n", _mode_of(path))
+    writes.write_replace(path, current + separator + line + b"\n", _mode_of(path))
     return True
 
 

@@ -23,7 +23,7 @@ import json
 import sys
 from typing import Any, TextIO
 
-from plangate.gates import store
+from plangate.gates import session_record
 from plangate.gates.errors import GateError
 from plangate.gates.gate import GATES
 from plangate.journal.identity import valid_session_id
@@ -104,11 +104,11 @@ def report(
         return _usage(err, f"--expect takes `armed`, not {expect!r}")
     if session is not None and not valid_session_id(session):
         return _usage(err, f"{session!r} is not a Claude Code session id")
-    names = [session] if session is not None else store.sessions(state_root)
+    names = [session] if session is not None else session_record.sessions(state_root)
     summaries = []
     for name in names:
         try:
-            record = store.read_record(store.record_path(name, state_root))
+            record = session_record.read_record(session_record.record_path(name, state_root))
         except GateError as error:
             summaries.append(session_summary(name, None, f"{error.code}: {error.why}"))
             continue

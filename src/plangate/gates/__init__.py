@@ -3,17 +3,17 @@ their contract (``docs/skill-gates.md``).
 
 A gate is off unless its switch is on, never changes a skill's text, and leaves a marker for
 every decision it makes. The entry points are :mod:`plangate.hooks.stop` and
-:mod:`plangate.hooks.subagent_stop`; :mod:`plangate.gates.engine` decides, and the modules
+:mod:`plangate.hooks.subagent_stop`; :mod:`plangate.gates.stop_hook` decides, and the modules
 below it each own one rule:
 
     gates.gate        the two gates: switch, hook name, skill
     gates.errors      the GATE_* error codes
     gates.markers     ``PLANGATE_GATE <hook> <event> session=<id> …`` lines
     gates.timing      the deadline and journal timestamps
-    gates.store       the session record and its lock
+    gates.session_record       the session record and its lock
     gates.trace       the trace logs
     gates.transcript  reading the session (or subagent) transcript until it is settled
-    gates.runs        loads of a skill, runs, and which stops are final
+    gates.skill_loads        loads of a skill, runs, and which stops are final
     gates.findings    a Markdown file that ranks the top risks
     gates.ceo_review  the /plan-ceo-review gate
     gates.autoplan    the /autoplan gate

@@ -23,7 +23,7 @@ import sys
 
 from plangate import jsonio
 from plangate.autoplan.layout import DRIVER_FILES, PHASE_CLOSE_FILE, PHASE_NUMBERS, PHASE_TITLES
-from plangate.gates import runs
+from plangate.gates import skill_loads
 from plangate.journal.events import AssistantText, ToolUse
 
 TYPE_CHECKING = False
@@ -100,7 +100,7 @@ def progress(run: list[Event], cwd: str) -> Progress:
     from plangate.guard.publication import declares
 
     done = Progress()
-    results = runs.results_by_use(run)
+    results = skill_loads.results_by_use(run)
     declared: set[str] = set()
     for event in run:
         if isinstance(event, AssistantText) and event.text:
@@ -117,7 +117,7 @@ def progress(run: list[Event], cwd: str) -> Progress:
             phase = noop_phase(command)
             if phase is not None:
                 if (
-                    runs.succeeded(event, results)
+                    skill_loads.succeeded(event, results)
                     and phase in declared
                     and phase not in done.published
                 ):
@@ -125,7 +125,7 @@ def progress(run: list[Event], cwd: str) -> Progress:
                 declared = set()
                 continue
             words = _words(command)
-            if _is_plangate(words, "autoplan", "init") and runs.succeeded(event, results):
+            if _is_plangate(words, "autoplan", "init") and skill_loads.succeeded(event, results):
                 found = _init_result([r.text for r in results.get(event.tool_use_id, ())])
                 if found is not None:
                     scope = found["scope"]
@@ -136,7 +136,7 @@ def progress(run: list[Event], cwd: str) -> Progress:
                     }
                     restore = found.get("restorePath")
                     done.restore = restore if isinstance(restore, str) else None
-            elif _is_plangate(words, "gate", "render") and runs.succeeded(event, results):
+            elif _is_plangate(words, "gate", "render") and skill_loads.succeeded(event, results):
                 done.gate = True
         elif event.name == "Read":
             path = event.input.get("file_path")
@@ -146,12 +146,12 @@ def progress(run: list[Event], cwd: str) -> Progress:
                 for phase, driver in DRIVER_FILES.items():
                     if name == driver and folder == "sections":
                         done.entered.add(phase)
-        elif event.name in runs.WRITE_TOOLS:
+        elif event.name in skill_loads.WRITE_TOOLS:
             path = event.input.get("file_path")
             if (
                 isinstance(path, str)
                 and os.path.basename(path) == GATE_FILE
-                and runs.succeeded(event, results)
+                and skill_loads.succeeded(event, results)
             ):
                 done.gate = True
     return done
@@ -164,13 +164,13 @@ def plangate_command() -> str:
 
 
 def skill_dir(ctx: Context) -> str:
-    for path in runs.skill_files("autoplan", ctx.project_dir):
+    for path in skill_loads.skill_files("autoplan", ctx.project_dir):
         if os.path.isfile(path):
             return os.path.dirname(path)
-    return os.path.dirname(runs.skill_files("autoplan", ctx.project_dir)[0])
+    return os.path.dirname(skill_loads.skill_files("autoplan", ctx.project_dir)[0])
 
 
-def evaluate(judgement: Judgement, ctx: Context, run: list[Event], load: runs.Load) -> None:
+def evaluate(judgement: Judgement, ctx: Context, run: list[Event], load: skill_loads.Load) -> None:
     ceo_only = CEO_ONLY in load.arguments.split()
     done = progress(run, ctx.cwd)
     missing: str | None = None

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 
-from plangate.gates import findings, runs
+from plangate.gates import findings, skill_loads
 from plangate.gates.errors import GATE_SLUG, GATE_TIMEOUT, GATE_TRANSCRIPT, GateError
 from plangate.gates.timing import parse_timestamp
 from plangate.locations import project_slug
@@ -200,16 +200,16 @@ def _short(path: str, root: str) -> str:
 
 
 def _target(
-    ctx: Context, run: list[Event], everything: list[Event], load: runs.Load, root: str
+    ctx: Context, run: list[Event], everything: list[Event], load: skill_loads.Load, root: str
 ) -> tuple[str | None, str]:
     """Where the review should go, and why there."""
     configured = ctx.environ.get(OUTPUT_ENV, "").strip()
     if configured:
-        return runs.resolve(configured, ctx.cwd), f"{OUTPUT_ENV} names it"
-    for path in runs.written_files(run, ctx.cwd):
+        return skill_loads.resolve(configured, ctx.cwd), f"{OUTPUT_ENV} names it"
+    for path in skill_loads.written_files(run, ctx.cwd):
         if path.lower().endswith(MARKDOWN) and not in_skills_folder(path, root):
             return path, "the last Markdown file this run wrote"
-    for path in runs.read_files(run, ctx.cwd) + runs.read_files(everything, ctx.cwd):
+    for path in skill_loads.read_files(run, ctx.cwd) + skill_loads.read_files(everything, ctx.cwd):
         lowered = path.lower()
         if (
             lowered.endswith(MARKDOWN)
@@ -219,7 +219,7 @@ def _target(
             return path, "the last plan file this session read"
     for word in load.arguments.split():
         if not word.startswith("--") and word.lower().endswith(MARKDOWN):
-            return runs.resolve(word, ctx.cwd), "the plan the review was asked about"
+            return skill_loads.resolve(word, ctx.cwd), "the plan the review was asked about"
     return None, ""
 
 
@@ -228,7 +228,7 @@ def evaluate(
     ctx: Context,
     run: list[Event],
     everything: list[Event],
-    load: runs.Load,
+    load: skill_loads.Load,
     deadline: Deadline,
 ) -> None:
     """Fill ``judgement``: met (with the file) or the block instructions and files checked."""
@@ -254,9 +254,9 @@ def evaluate(
         return False
 
     configured = ctx.environ.get(OUTPUT_ENV, "").strip()
-    if configured and meets(runs.resolve(configured, ctx.cwd)):
+    if configured and meets(skill_loads.resolve(configured, ctx.cwd)):
         return
-    for path in runs.written_files(run, ctx.cwd):
+    for path in skill_loads.written_files(run, ctx.cwd):
         if meets(path):
             return
     top, changed, skipped = changed_markdown(ctx.cwd, deadline)
@@ -278,7 +278,7 @@ def instructions(
     ctx: Context,
     run: list[Event],
     everything: list[Event],
-    load: runs.Load,
+    load: skill_loads.Load,
     root: str,
     checked: list[tuple[str, str]],
 ) -> str:

@@ -58,25 +58,25 @@ def _alarm(seconds: float) -> Callable[[], None] | None:
 
 def _bad_payload(event: str, why: str, stderr: TextIO) -> Output:
     """A payload that cannot be read: an error marker for every gate that is on."""
-    from plangate.gates import engine
     from plangate.gates import markers as mk
+    from plangate.gates import stop_hook
     from plangate.gates.errors import GATE_BAD_PAYLOAD, GateError
 
     env = dict(os.environ)
-    state_root = engine.state_root_of(env)
-    on, broken = engine.switches(event, env, state_root)
-    outcome = engine.Outcome()
+    state_root = stop_hook.state_root_of(env)
+    on, broken = stop_hook.switches(event, env, state_root)
+    outcome = stop_hook.Outcome()
     error = GateError(GATE_BAD_PAYLOAD, why)
     for gate in on + [gate for gate, _ in broken]:
         marker = mk.Marker(
             gate.hook,
             mk.ERROR,
-            engine.UNKNOWN_SESSION,
+            stop_hook.UNKNOWN_SESSION,
             [("code", error.code), ("why", error.why)],
         )
         outcome.markers.append((gate, marker))
         outcome.errors.append((marker, error.code))
-    return engine.finish(outcome, state_root, stderr)
+    return stop_hook.finish(outcome, state_root, stderr)
 
 
 def run_gate_hook(
@@ -97,7 +97,7 @@ def run_gate_hook(
         else:
             quick = _quick(event, payload)
             if quick is None:
-                from plangate.gates.engine import decide
+                from plangate.gates.stop_hook import decide
 
                 quick = decide(payload, event, stderr=errors, alarm=_alarm)
             output = quick

@@ -12,7 +12,7 @@ import os
 
 from plangate.autoplan import layout
 from plangate.guard import calls
-from plangate.guard.evidence import Binding, load_close_packet, read_active
+from plangate.guard.artifact_checks import Binding, load_close_packet, read_active
 from plangate.guard.outcome import Refusal
 from plangate.guard.publication import declares
 from plangate.guard.state import History, Installation, PhaseState

@@ -16,9 +16,7 @@ import os
 from plangate import jsonio
 from plangate.autoplan import layout
 from plangate.guard import calls
-from plangate.guard.closing import read_in_full, require_publication
-from plangate.guard.commands import literal_plangate_call, looks_like_unbindable_init
-from plangate.guard.evidence import (
+from plangate.guard.artifact_checks import (
     Binding,
     dispatch_target,
     init_result,
@@ -26,6 +24,8 @@ from plangate.guard.evidence import (
     manifest_path_of,
     verify_binding,
 )
+from plangate.guard.closing import read_in_full, require_publication
+from plangate.guard.literal_calls import literal_plangate_call, looks_like_unbindable_init
 from plangate.guard.outcome import Refusal
 from plangate.guard.state import History, Installation, PhaseState, number
 from plangate.journal.events import (

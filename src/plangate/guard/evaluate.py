@@ -11,8 +11,8 @@ import sys
 
 from plangate.autoplan import layout
 from plangate.guard import calls
-from plangate.guard.commands import split_literal
 from plangate.guard.decide import decide
+from plangate.guard.literal_calls import split_literal
 from plangate.guard.observe import JOURNAL, PAYLOAD, Observation, observe
 from plangate.guard.outcome import Refusal
 from plangate.guard.state import Installation

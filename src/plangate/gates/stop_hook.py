@@ -16,7 +16,7 @@ import os
 
 from plangate import config, locations
 from plangate.gates import markers as mk
-from plangate.gates import store, trace
+from plangate.gates import session_record, trace
 from plangate.gates.errors import (
     GATE_BAD_PAYLOAD,
     GATE_STATE,
@@ -189,7 +189,7 @@ def _decide(
     matched: int | None = None
     cancel = alarm(deadline.seconds) if alarm is not None else None
     try:
-        previous = store.snapshot(session, state_root)
+        previous = session_record.snapshot(session, state_root)
         after = _after(previous, scope)
         view = _read(transcript, agent_path, session, ctx, after, deadline, subagent, on)
         matched = view.matched
@@ -225,15 +225,19 @@ def _after(record: dict[str, Any] | None, scope: str) -> int | None:
 
 def _loaded(gates: list[Gate], ctx: Context) -> Callable[[list[Event]], bool]:
     """Whether an index of the transcript shows a load of any of these gates' skills."""
-    from plangate.gates import runs
+    from plangate.gates import skill_loads
 
     def armed(events: list[Event]) -> bool:
         unsure = any(
-            isinstance(e, ToolUse) and e.input is None and e.name in (runs.SKILL_TOOL, "Read")
+            isinstance(e, ToolUse)
+            and e.input is None
+            and e.name in (skill_loads.SKILL_TOOL, "Read")
             for e in events
         )  # a call too large for the index: read everything rather than miss a load
         return unsure or any(
-            runs.loads(events, gate.skill, runs.skill_files(gate.skill, ctx.project_dir), ctx.cwd)
+            skill_loads.loads(
+                events, gate.skill, skill_loads.skill_files(gate.skill, ctx.project_dir), ctx.cwd
+            )
             for gate in gates
         )
 
@@ -264,11 +268,11 @@ def _read(
 
 
 def _judge(gate: Gate, ctx: Context, view: View, deadline: Deadline, subagent: bool) -> Judgement:
-    from plangate.gates import runs
+    from plangate.gates import skill_loads
     from plangate.gates.judgement import Judgement
 
-    files = runs.skill_files(gate.skill, ctx.project_dir)
-    found = runs.loads(view.events, gate.skill, files, ctx.cwd)
+    files = skill_loads.skill_files(gate.skill, ctx.project_dir)
+    found = skill_loads.loads(view.events, gate.skill, files, ctx.cwd)
     if not found:
         return Judgement(gate)
     load = found[-1]
@@ -277,14 +281,15 @@ def _judge(gate: Gate, ctx: Context, view: View, deadline: Deadline, subagent: b
     judgement.agent = ctx.agent_id if subagent else None
     judgement.loaded_at = load.timestamp
     judgement.via = load.via
-    run = runs.run_events(view.events, load)
+    run = skill_loads.run_events(view.events, load)
     if not subagent:
-        if runs.waiting_reviewers(run, ctx.background):
+        if skill_loads.waiting_reviewers(run, ctx.background):
             judgement.not_final = "reviewer"
         elif (
-            runs.session_kind(view.prompt_source, view.entrypoint, ctx.environ) == runs.INTERACTIVE
+            skill_loads.session_kind(view.prompt_source, view.entrypoint, ctx.environ)
+            == skill_loads.INTERACTIVE
         ):
-            judgement.not_final = runs.asks_the_user(view.events, ctx.last_message) or ""
+            judgement.not_final = skill_loads.asks_the_user(view.events, ctx.last_message) or ""
     judgement.final = not judgement.not_final
     if not judgement.final:
         return judgement
@@ -327,7 +332,7 @@ def apply(
 ) -> tuple[list[mk.Marker], str | None]:
     """Turn one judgement into markers (and a block reason) and note it in ``record``."""
     gate = judgement.gate
-    entry = store.gate_entry(record, gate.switch)
+    entry = session_record.gate_entry(record, gate.switch)
     skill = gate.skill
     agent: list[tuple[str, object]] = [("agent", judgement.agent)] if judgement.agent else []
     found: list[mk.Marker] = []
@@ -435,8 +440,8 @@ def _apply_all(
         error_markers.clear()
         now = utc_timestamp()
         for gate, error in errors:
-            entry = store.gate_entry(record, gate.switch)
-            store.add_error(entry, _error_entry(error, event, now, agent))
+            entry = session_record.gate_entry(record, gate.switch)
+            session_record.add_error(entry, _error_entry(error, event, now, agent))
             marker = _error_marker(gate, session, error, agent)
             produced.append((gate, marker))
             error_markers.append((marker, error.code))
@@ -447,10 +452,10 @@ def _apply_all(
                 reasons.append(reason)
         if matched is not None and judgements:
             record["stops"][scope] = matched
-        store.add_markers(record, [marker.line() for _, marker in produced])
+        session_record.add_markers(record, [marker.line() for _, marker in produced])
 
     try:
-        store.update(session, change, state_root=state_root)
+        session_record.update(session, change, state_root=state_root)
     except GateError as failure:
         # The record could not hold this call: nothing is blocked, everything is an error.
         gates = sorted({g for g, _ in errors} | {j.gate for j in judgements}, key=_order)
@@ -467,7 +472,7 @@ def _apply_all(
     outcome.reasons.extend(reasons)
     outcome.errors.extend(error_markers)
     if any(marker.event == mk.FIRED for _, marker in produced):
-        store.clean_old(session, state_root)
+        session_record.clean_old(session, state_root)
 
 
 def _order(gate: Gate) -> int:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from plangate.gates import runs
+from plangate.gates import skill_loads
 from plangate.gates.transcript import matching_text, read_agent, read_main
 from plangate.journal.events import AssistantText, Event
 from plangate.testing.journals import Journal, use_id
@@ -30,7 +30,7 @@ from tests.gates.conftest import Env
 def test_session_kind(
     source: str | None, entrypoint: str | None, environ: dict[str, str], kind: str
 ) -> None:
-    assert runs.session_kind(source, entrypoint, environ) == kind
+    assert skill_loads.session_kind(source, entrypoint, environ) == kind
 
 
 @pytest.mark.parametrize(
@@ -46,7 +46,7 @@ def test_session_kind(
     ],
 )
 def test_asks_the_user(text: str, why: str | None) -> None:
-    assert runs.asks_the_user([], text) == why
+    assert skill_loads.asks_the_user([], text) == why
 
 
 def _events(journal: Journal, tmp_path: Path) -> list[Event]:
@@ -69,13 +69,13 @@ def test_loads_by_project_skill_read_and_by_plugin_skill_name(env: Env, tmp_path
     other = journal.tool_use("Read", {"file_path": str(env.project / "notes.md")})
     journal.read_result(use_id(other), str(env.project / "notes.md"), ["x"])
     events = _events(journal, tmp_path)
-    files = runs.skill_files("autoplan", str(env.project))
-    found = runs.loads(events, "autoplan", files, str(env.project))
+    files = skill_loads.skill_files("autoplan", str(env.project))
+    found = skill_loads.loads(events, "autoplan", files, str(env.project))
     assert [(load.via, load.arguments) for load in found] == [
         ("read", ""),
         ("skill", "p.md --ceo-only"),
     ]
-    assert runs.run_events(events, found[-1])[0].order > found[-1].event.order
+    assert skill_loads.run_events(events, found[-1])[0].order > found[-1].event.order
 
 
 def test_waiting_reviewers_from_the_payload_ignores_other_tasks() -> None:
@@ -85,8 +85,8 @@ def test_waiting_reviewers_from_the_payload_ignores_other_tasks() -> None:
         {"id": "a2", "type": "subagent", "status": "running"},
         "garbage",
     ]
-    assert runs.waiting_reviewers([], tasks) == ["a2"]
-    assert runs.waiting_reviewers([], None) == []
+    assert skill_loads.waiting_reviewers([], tasks) == ["a2"]
+    assert skill_loads.waiting_reviewers([], None) == []
 
 
 def test_matching_text() -> None:

@@ -8,7 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from plangate.guard.commands import literal_plangate_call, looks_like_unbindable_init, split_literal
+from plangate.guard.literal_calls import (
+    literal_plangate_call,
+    looks_like_unbindable_init,
+    split_literal,
+)
 
 
 @pytest.mark.parametrize(

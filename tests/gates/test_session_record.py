@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from plangate.gates import store
+from plangate.gates import session_record
 from plangate.gates.errors import GateError
 
 SESSION = "0b1c7275-0705-4388-8338-5aa9c0a4c4cd"
@@ -23,8 +23,8 @@ def _bump(record: dict[str, object]) -> None:
 
 
 def test_update_creates_a_private_record(tmp_path: Path) -> None:
-    record = store.update(SESSION, _bump, state_root=str(tmp_path))
-    path = Path(store.record_path(SESSION, str(tmp_path)))
+    record = session_record.update(SESSION, _bump, state_root=str(tmp_path))
+    path = Path(session_record.record_path(SESSION, str(tmp_path)))
     assert json.loads(path.read_text()) == record
     assert record["n"] == 1 and record["schema"] == 1 and record["session"] == SESSION
     assert path.stat().st_mode & 0o777 == 0o600
@@ -33,50 +33,52 @@ def test_update_creates_a_private_record(tmp_path: Path) -> None:
 
 
 def test_a_held_lock_is_waited_for_then_gate_locked(tmp_path: Path) -> None:
-    folder = Path(store.session_folder(SESSION, str(tmp_path)))
+    folder = Path(session_record.session_folder(SESSION, str(tmp_path)))
     folder.mkdir(parents=True)
-    (folder / store.LOCK).write_bytes(b"someone-else")
+    (folder / session_record.LOCK).write_bytes(b"someone-else")
     started = time.monotonic()
     with pytest.raises(GateError) as raised:
-        store.update(SESSION, _bump, state_root=str(tmp_path), wait=0.3)
+        session_record.update(SESSION, _bump, state_root=str(tmp_path), wait=0.3)
     assert raised.value.code == "GATE_LOCKED"
     assert 0.3 <= time.monotonic() - started < 2
-    assert (folder / store.LOCK).read_bytes() == b"someone-else"  # never released by others
+    assert (
+        folder / session_record.LOCK
+    ).read_bytes() == b"someone-else"  # never released by others
 
 
 def test_a_lock_older_than_30_seconds_is_taken_over(tmp_path: Path) -> None:
-    folder = Path(store.session_folder(SESSION, str(tmp_path)))
+    folder = Path(session_record.session_folder(SESSION, str(tmp_path)))
     folder.mkdir(parents=True)
-    lock = folder / store.LOCK
+    lock = folder / session_record.LOCK
     lock.write_bytes(b"a-dead-hook")
     old = time.time() - 31
     os.utime(lock, (old, old))
-    record = store.update(SESSION, _bump, state_root=str(tmp_path), wait=1)
+    record = session_record.update(SESSION, _bump, state_root=str(tmp_path), wait=1)
     assert record["n"] == 1
     assert not lock.exists()
     assert sorted(os.listdir(folder)) == ["record.json"]
 
 
 def test_a_lock_younger_than_30_seconds_is_not_taken_over(tmp_path: Path) -> None:
-    folder = Path(store.session_folder(SESSION, str(tmp_path)))
+    folder = Path(session_record.session_folder(SESSION, str(tmp_path)))
     folder.mkdir(parents=True)
-    lock = folder / store.LOCK
+    lock = folder / session_record.LOCK
     lock.write_bytes(b"a-slow-hook")
     young = time.time() - 20
     os.utime(lock, (young, young))
     with pytest.raises(GateError):
-        store.update(SESSION, _bump, state_root=str(tmp_path), wait=0.1)
+        session_record.update(SESSION, _bump, state_root=str(tmp_path), wait=0.1)
 
 
 @pytest.mark.parametrize(
     "content", [b"{not json", b"[]", b'{"schema": 2}', b'{"schema": 1, "gates": []}', b"\xff"]
 )
 def test_an_unusable_record_is_gate_state(tmp_path: Path, content: bytes) -> None:
-    path = Path(store.record_path(SESSION, str(tmp_path)))
+    path = Path(session_record.record_path(SESSION, str(tmp_path)))
     path.parent.mkdir(parents=True)
     path.write_bytes(content)
     with pytest.raises(GateError) as raised:
-        store.update(SESSION, _bump, state_root=str(tmp_path))
+        session_record.update(SESSION, _bump, state_root=str(tmp_path))
     assert raised.value.code == "GATE_STATE"
     assert path.read_bytes() == content  # never overwritten
 
@@ -85,34 +87,34 @@ def test_an_unwritable_state_root_is_gate_state(tmp_path: Path) -> None:
     blocker = tmp_path / "state"
     blocker.write_text("a file where the folder should be")
     with pytest.raises(GateError) as raised:
-        store.update(SESSION, _bump, state_root=str(blocker))
+        session_record.update(SESSION, _bump, state_root=str(blocker))
     assert raised.value.code == "GATE_STATE"
 
 
 def test_old_session_folders_are_cleaned_but_not_the_current_one(tmp_path: Path) -> None:
     root = tmp_path
     for name, age_days in (("old", 8), ("recent", 6), ("current", 30)):
-        store.update(name, _bump, state_root=str(root))
-        folder = Path(store.session_folder(name, str(root)))
+        session_record.update(name, _bump, state_root=str(root))
+        folder = Path(session_record.session_folder(name, str(root)))
         stamp = time.time() - age_days * 86400
         for path in (folder / "record.json", folder):
             os.utime(path, (stamp, stamp))
-    removed = store.clean_old("current", str(root))
+    removed = session_record.clean_old("current", str(root))
     assert removed == ["old"]
-    assert sorted(store.sessions(str(root))) == ["current", "recent"]
+    assert sorted(session_record.sessions(str(root))) == ["current", "recent"]
 
 
 WORKER = textwrap.dedent(
     """
     import sys
-    from plangate.gates import store
+    from plangate.gates import session_record
 
     def bump(record):
         counts = record.setdefault("counts", {})
         counts[sys.argv[2]] = counts.get(sys.argv[2], 0) + 1
 
     for _ in range(int(sys.argv[3])):
-        store.update(sys.argv[1], bump, state_root=sys.argv[4])
+        session_record.update(sys.argv[1], bump, state_root=sys.argv[4])
     """
 )
 READER = textwrap.dedent(
@@ -137,7 +139,7 @@ READER = textwrap.dedent(
 
 def test_concurrent_processes_lose_nothing_and_never_corrupt_the_record(tmp_path: Path) -> None:
     workers, rounds = 6, 40
-    path = store.record_path(SESSION, str(tmp_path))
+    path = session_record.record_path(SESSION, str(tmp_path))
     done = tmp_path / "done"
     reader = subprocess.Popen(
         [sys.executable, "-c", READER, path, str(done)], stdout=subprocess.PIPE, text=True
