@@ -6,6 +6,12 @@ records a caller selects, within a 32 MiB budget. A hook's first read of a journ
 512 KiB or more goes on from the journal index an earlier hook run saved (:mod:`.index`)
 and parses only what was appended. Every failure is a verdict with a reason code, never an
 exception; the reader never writes to the journal. Standard library only.
+
+The conversation is the live chain, chosen the way Claude Code 2.1.332 chooses what it sends
+to the model: from the current call's record (or the newest conversation record) up through
+parent links and compact boundaries' logical parents, with the side records of those turns
+(parallel blocks, tool results, attachments); rewound, interrupted and summarized-away
+records are dropped and counted by reason (:mod:`.chain`, ``docs/journal-reading.md``).
 """
 
 from __future__ import annotations
