@@ -1,7 +1,11 @@
 # Two commands do everything on a fresh machine:
 #   make demo   installs what plangate needs, then runs a real Claude Code session on the stand-in model
-#   make test   installs what the tests need (Python packages, Claude Code, PostgreSQL and
-#               Chromium from apt when missing), then runs lint, types and the whole test suite
+#   make test   installs what the tests need (Python packages, Claude Code, PostgreSQL,
+#               Chromium and tmux from apt when missing, and as root an unprivileged test user),
+#               then runs lint, types (mypy --strict on src, tests and benchmarks) and the whole
+#               test suite. CI (.ci/run) also sets PLANGATE_REQUIRE_ALL=1: a test that would skip
+#               for want of something CI has (the transcript corpus, PostgreSQL, Chromium, the
+#               Claude Code CLI, tmux) fails instead.
 # Both are safe to repeat; the set-up steps only redo work when their inputs changed.
 
 PYTHON ?= python3

@@ -9,10 +9,10 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 from plangate.errors import ClaudeCodeError
+from plangate.processes import run_bounded
 
 CLAUDE_BIN_ENV = "PLANGATE_CLAUDE_BIN"
 _NODE_BIN = Path("node_modules") / "@anthropic-ai" / "claude-code-linux-x64" / "claude"
@@ -68,13 +68,17 @@ def find_claude() -> Path:
 def claude_version(binary: Path | None = None, timeout: float = 30) -> str:
     """``claude --version``'s number, e.g. ``2.1.332``."""
     exe = binary or find_claude()
-    out = subprocess.run(
-        [str(exe), "--version"],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=True,
-        stdin=subprocess.DEVNULL,
-    ).stdout
+    try:
+        done = run_bounded([str(exe), "--version"], timeout=timeout)
+    except OSError as error:
+        raise ClaudeCodeError(f"cannot run {exe} --version: {error}", _SETUP_REMEDY) from error
+    if done.timed_out:
+        raise ClaudeCodeError(f"{exe} --version did not answer within {timeout:g}s", _SETUP_REMEDY)
+    if done.returncode != 0:
+        said = done.stderr.strip()[-300:] or "no output"
+        raise ClaudeCodeError(
+            f"{exe} --version exited with status {done.returncode}: {said}", _SETUP_REMEDY
+        )
+    out = done.stdout
     match = re.search(r"\d+\.\d+\.\d+", out)
     return match.group(0) if match else out.strip()

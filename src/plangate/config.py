@@ -25,15 +25,13 @@ from __future__ import annotations
 
 import os
 
-from plangate import jsonio
+from plangate import files, jsonio
 from plangate.errors import ConfigError, StateError, UsageError
-from plangate.files import remove_quietly, write_all
 from plangate.locations import state_root
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from types import TracebackType
 
 CONFIG_FILE = "config.json"
 LOCK_SUFFIX = ".plangate-lock"
@@ -310,10 +308,10 @@ def gate_switch(
 def set(name: str, value: bool | int | str, *, path: str | None = None) -> bool:
     """Validate and store ``value`` for ``name``; ``True`` when the file changed.
 
-    A string is parsed as a person typed it (``on``, ``off``, ``5``). The write is atomic
-    (a temporary file in the same folder, then ``os.replace``), under a lock file beside the
-    config so concurrent writers never lose each other's change; the file is mode 0600 and
-    a missing state root is created 0700.
+    A string is parsed as a person typed it (``on``, ``off``, ``5``). The write is atomic and
+    durable (:func:`plangate.files.replace`), under an exclusive lock on a file beside the
+    config (:class:`FileLock`) so concurrent writers never lose each other's change; the file
+    is mode 0600 and a missing state root is created 0700.
     """
     row = setting(name)
     if isinstance(value, str):
@@ -364,53 +362,27 @@ def write_atomic(
     path: str,
     content: bytes,
     *,
-    mode: int,
+    mode: int | None,
     error: type[ConfigError] | type[StateError] = StateError,
 ) -> None:
-    """Replace ``path`` with ``content``: a temporary file in the same folder, fsync,
-    ``os.replace``. The temporary file never outlives a failure."""
-    folder = os.path.dirname(path) or "."
-    base = os.path.basename(path)
-    temporary = os.path.join(folder, f".{base}.plangate-tmp-{os.getpid()}-{os.urandom(4).hex()}")
+    """:func:`plangate.files.replace`, durable, with an :class:`OSError` turned into
+    ``error`` naming the path (``mode`` ``None``: the umask's default for a new file)."""
     try:
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        try:
-            os.fchmod(descriptor, mode)
-            write_all(descriptor, content)
-            os.fsync(descriptor)
-        finally:
-            os.close(descriptor)
-        os.replace(temporary, path)
+        files.replace(path, content, mode, durable=True)
     except OSError as failure:
-        remove_quietly(temporary)
+        folder = os.path.dirname(path) or "."
         raise error(
             f"cannot write {display_path(path)}: {failure.strerror or failure}",
             f"check that {display_path(folder)} is writable, then run the command again",
         ) from None
-    _fsync_folder(folder)
 
 
-def _fsync_folder(folder: str) -> None:
-    try:
-        descriptor = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(descriptor)
-    except OSError:
-        pass
-    finally:
-        os.close(descriptor)
+class FileLock(files.Lock):
+    """:class:`plangate.files.Lock` (an exclusive ``flock``, waited for up to ``timeout``
+    seconds, default :data:`LOCK_TIMEOUT_S`) that fails with a plangate ``error``: ``message``
+    and ``remedy`` when the lock stays busy, the lock file's path when it cannot be opened."""
 
-
-class FileLock:
-    """An exclusive ``fcntl.flock`` on a lock file, waited for up to ``timeout`` seconds.
-
-    The holder deletes the lock file before it lets go, so nothing is left behind; a waiter
-    that wins the lock on a file already deleted tries again on the new one.
-    """
-
-    __slots__ = ("path", "timeout", "message", "remedy", "error", "_descriptor")
+    __slots__ = ("message", "remedy", "error")
 
     def __init__(
         self,
@@ -421,66 +393,23 @@ class FileLock:
         error: type[ConfigError] | type[StateError] = ConfigError,
         timeout: float | None = None,
     ) -> None:
-        self.path = path
-        self.timeout = LOCK_TIMEOUT_S if timeout is None else timeout
+        super().__init__(path, timeout=LOCK_TIMEOUT_S if timeout is None else timeout, poll=0.02)
         self.message = message
         self.remedy = remedy
         self.error = error
-        self._descriptor = -1
 
     def __enter__(self) -> FileLock:
-        import fcntl
-        import time
-
-        deadline = time.monotonic() + self.timeout
-        while True:
-            try:
-                descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-            except OSError as failure:
-                raise self.error(
-                    f"cannot create the lock file {display_path(self.path)}: "
-                    f"{failure.strerror or failure}",
-                    "check the folder's permissions, then run the command again",
-                ) from None
-            try:
-                while True:
-                    try:
-                        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                        break
-                    except BlockingIOError:
-                        if time.monotonic() >= deadline:
-                            raise self.error(
-                                f"{self.message} (lock {display_path(self.path)} held for "
-                                f"over {self.timeout:g} s)",
-                                self.remedy,
-                            ) from None
-                        time.sleep(0.02)
-                held = os.fstat(descriptor)
-                try:
-                    current = os.stat(self.path)
-                except FileNotFoundError:
-                    current = None
-            except BaseException:
-                os.close(descriptor)
-                raise
-            if current is not None and (current.st_dev, current.st_ino) == (
-                held.st_dev,
-                held.st_ino,
-            ):
-                self._descriptor = descriptor
-                return self
-            # The previous holder deleted this lock file after we opened it: start over.
-            os.close(descriptor)
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        try:  # noqa: SIM105 - contextlib would cost the hook path an import
-            os.unlink(self.path)
-        except OSError:
-            pass
-        os.close(self._descriptor)
-        self._descriptor = -1
+        try:
+            self.acquire()
+        except TimeoutError:
+            raise self.error(
+                f"{self.message} (lock {display_path(self.path)} held for over {self.timeout:g} s)",
+                self.remedy,
+            ) from None
+        except OSError as failure:
+            raise self.error(
+                f"cannot create the lock file {display_path(self.path)}: "
+                f"{failure.strerror or failure}",
+                "check the folder's permissions, then run the command again",
+            ) from None
+        return self

@@ -15,19 +15,23 @@ Rules, in the order they matter to the person whose file it is:
   ``hooks`` object left empty that way.
 * **No needless writes.** When the result equals what the file holds, nothing is written,
   whatever the file's formatting: ``setup`` run twice leaves the file byte-identical.
-* **Atomic, with a backup of what changed.** A write goes to a temporary file in the same
-  folder and replaces the file with ``os.replace``, keeping its permission bits (a new file
-  gets the umask's). Before a change, the previous bytes are saved (atomically too) to
-  ``settings.json.plangate-backup``: the backup always holds the content from before
-  plangate's last change. A symlinked settings file is edited at its target, so the link
-  stays a link.
+* **Atomic, with a backup of the person's own file.** A write goes to a temporary file in
+  the same folder and replaces the file with ``os.replace``, fsynced
+  (:func:`plangate.files.replace`, durable), keeping its permission bits (a new file gets the
+  umask's). Before the first change, while the file holds none of plangate's handlers, its
+  bytes are saved (atomically too) to ``settings.json.plangate-backup``; later changes keep
+  that backup, so it always holds the file as it was before plangate, whatever sequence of
+  setups followed. A symlinked settings file is edited at its target, so the link stays a
+  link. A read-only file (no owner write bit) is refused, never replaced.
 * **One writer at a time.** An exclusive ``flock`` on ``settings.json.plangate-lock``
-  beside it, waited for up to 10 seconds; the holder deletes the lock file as it leaves.
-* **Uninstall restores.** When the result of removing our entries equals the backup's
-  content (an empty ``hooks`` object or event list counts as absent), the backup's bytes
-  are written back, so the original formatting returns byte for byte; otherwise, when
-  nothing at all remains (``{}``), the file is deleted: plangate created it, or it
-  configured nothing.
+  beside it (:class:`plangate.files.Lock`), waited for up to 10 seconds; the holder deletes
+  the lock file as it leaves.
+* **Uninstall restores, and leaves no trace.** When the result of removing our entries
+  equals the backup's content (an empty ``hooks`` object or event list counts as absent),
+  the backup's bytes are written back, so the original formatting returns byte for byte;
+  otherwise, when nothing at all remains (``{}``), the file is deleted: plangate created it,
+  or it configured nothing; otherwise what the person changed since is kept. Then the
+  backup is removed.
 
 Output is JSON with two-space indentation, non-ASCII characters as they are, and a trailing
 newline (the format Claude Code itself writes).
@@ -267,14 +271,10 @@ def merge_hooks(
     return result
 
 
-def _mode_for_new_file() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
 def _backup(settings: SettingsFile) -> str | None:
-    if settings.original is None:
+    """Save the file as it is, unless it already holds plangate's handlers: then the backup
+    of the person's own file, made before plangate's first change, is kept."""
+    if settings.original is None or plangate_groups(settings.data):
         return None
     backup = settings.target + BACKUP_SUFFIX
     mode = stat.S_IMODE(os.stat(settings.target).st_mode)
@@ -316,30 +316,61 @@ def write(
     ``{}`` otherwise deletes the file.
     """
     if data == settings.data and (settings.exists or not data):
+        if restore_backup and not plangate_groups(data):
+            _remove_backup(settings)
         return WriteResult(UNCHANGED)
+    _check_writable(settings)
     content: bytes | None = None
     action = WRITTEN if settings.exists else CREATED
     if restore_backup:
         previous = _read_backup(settings)
         if previous is not None and normalized(previous[1]) == normalized(data):
             if previous[0] == settings.original:
+                _remove_backup(settings)
                 return WriteResult(UNCHANGED)
             content, action = previous[0], RESTORED
         elif not data:
-            return _delete(settings)
+            result = _delete(settings)
+            _remove_backup(settings)
+            return result
     if content is None:
         content = render(data)
+    mode: int | None = None  # a new file gets the umask's bits, as open() gives them
     if settings.original is not None:
         mode = stat.S_IMODE(os.stat(settings.target).st_mode)
-    else:
-        mode = _mode_for_new_file()
-    backup = _backup(settings)
+    backup = None if restore_backup else _backup(settings)
     write_atomic(settings.target, content, mode=mode, error=ConfigError)
+    if restore_backup:
+        _remove_backup(settings)
     return WriteResult(action, backup)
 
 
+def _check_writable(settings: SettingsFile) -> None:
+    """A file its owner made read-only is the owner's decision: refuse, never replace it."""
+    if settings.original is None:
+        return
+    if not os.stat(settings.target).st_mode & stat.S_IWUSR:
+        raise ConfigError(
+            f"{settings.display} is read-only",
+            f"make it writable (chmod u+w {settings.display}) if plangate may edit it, "
+            "then run plangate setup again",
+        )
+
+
+def _remove_backup(settings: SettingsFile) -> None:
+    try:
+        os.unlink(settings.target + BACKUP_SUFFIX)
+    except FileNotFoundError:
+        pass
+    except OSError as error:
+        raise ConfigError(
+            f"cannot remove {settings.display}{BACKUP_SUFFIX}: {error.strerror or error}",
+            "check the folder's permissions, then run plangate setup --uninstall again",
+        ) from None
+
+
 def _delete(settings: SettingsFile) -> WriteResult:
-    backup = _backup(settings)
+    backup = None
     try:
         os.unlink(settings.target)
     except FileNotFoundError:

@@ -14,20 +14,20 @@ from typing import Any
 
 import pytest
 
+from plangate.agents.answers import (
+    extract_plan_block,
+    parse_plan_answer,
+    parse_review_answer,
+    parse_step_answer,
+)
 from plangate.agents.base import Failure, PlanRequest, ReviewRequest, StepRequest
 from plangate.agents.claude_code import (
     DISALLOWED_READ_ONLY,
     ClaudeCodeAgent,
     agent_environ,
-    extract_plan_block,
     parse_cli_output,
-    parse_plan_answer,
-    parse_review_answer,
-    parse_step_answer,
-    plan_prompt,
-    review_prompt,
-    step_prompt,
 )
+from plangate.agents.prompts import plan_prompt, review_prompt, step_prompt
 from plangate.errors import ClaudeCodeError
 from plangate.plan import parse_plan, validate_plan
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from plangate import jsonio
-from plangate.autoplan import layout, writes
+from plangate import files, jsonio
+from plangate.autoplan import layout
 from plangate.autoplan.init import init, init_command
 from plangate.autoplan.scope import detect_scope
 from plangate.errors import PlangateError, UsageError
@@ -177,10 +177,16 @@ def test_failed_write_leaves_nothing(repo: Path, monkeypatch: pytest.MonkeyPatch
     init(source, source, restore_path(repo, "plan-restore-1.md"))  # folder and exclude exist
     before = tree(repo)
 
-    def fail(*args: object, **kwargs: object) -> None:
+    real = files.replace
+
+    def fail_on_the_active_plan(
+        path: str, data: bytes, mode: int | None = 0o600, **options: bool
+    ) -> None:
+        if options.get("exclusive"):  # the record and the restore point are written first
+            return real(path, data, mode, **options)
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(writes, "write_replace", fail)
+    monkeypatch.setattr(files, "replace", fail_on_the_active_plan)
     with pytest.raises(OSError):
         init(source, source, restore_path(repo, "plan-restore-2.md"))
     assert tree(repo) == before

@@ -97,7 +97,6 @@ def test_set_validation_errors(
     assert caught.value.message == message
     assert caught.value.remedy == remedy
     assert str(caught.value) == f"{message} ({remedy})"
-    assert caught.value.exit_code == 2
     assert not state.exists()
 
 

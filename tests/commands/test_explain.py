@@ -112,9 +112,9 @@ def test_spellings_a_person_may_type(spelling: str) -> None:
 @pytest.mark.parametrize(
     "code", ["changing", "nope", "", "publication_missing:x", "dispositions", "The fallback"]
 )
-def test_unknown_code_exits_2_and_lists_the_known_codes(code: str) -> None:
+def test_unknown_code_exits_1_and_lists_the_known_codes(code: str) -> None:
     status, out, err = _run(code)
-    assert status == 2
+    assert status == 1
     assert out == ""
     assert "unknown code" in err
     for known in reasons.KNOWN_CODES:
@@ -124,14 +124,14 @@ def test_unknown_code_exits_2_and_lists_the_known_codes(code: str) -> None:
 
 def test_unknown_code_goes_to_out_without_err() -> None:
     out = io.StringIO()
-    assert explain("nope", out) == 2
+    assert explain("nope", out) == 1
     assert "publication_missing" in out.getvalue()
 
 
 def test_a_page_without_the_section_is_an_unknown_code(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(explain_module, "page_text", lambda: "# Title\n\n## cycle\ntext\n")
     assert _run("cycle")[0] == 0
-    assert _run("agent")[0] == 2
+    assert _run("agent")[0] == 1
 
 
 @pytest.mark.parametrize("typed", ["GATE_TIMEOUT", "gate-timeout", "`gate_timeout`"])
@@ -145,5 +145,5 @@ def test_skill_gate_codes_are_explained_too(typed: str) -> None:
 
 def test_unknown_code_lists_the_gate_codes() -> None:
     out, err = io.StringIO(), io.StringIO()
-    assert explain("GATE_NOPE", out, err) == 2
+    assert explain("GATE_NOPE", out, err) == 1
     assert "skill gates: GATE_BAD_PAYLOAD, GATE_TRANSCRIPT, GATE_TIMEOUT" in err.getvalue()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import random
 import shutil
 import stat
 import subprocess
@@ -145,7 +146,10 @@ OTHER_TOOLS = (
 
 
 def test_hook_settings_for_each_switch_combination() -> None:
-    guard = {"matcher": "Read|Agent", "hooks": [{"type": "command", "command": GUARD}]}
+    guard = {
+        "matcher": "Read|Agent",
+        "hooks": [{"type": "command", "command": GUARD, "timeout": 25}],
+    }
     stop = {"hooks": [{"type": "command", "command": STOP, "timeout": 25}]}
     subagent = {"hooks": [{"type": "command", "command": SUBAGENT_STOP, "timeout": 25}]}
     assert registry.hook_settings(False, False, PY) == {"PreToolUse": [guard]}
@@ -165,11 +169,13 @@ def test_hook_command_uses_this_python_by_default() -> None:
     assert command.startswith(f'"{os.path.abspath(sys.executable)}" -S -c ')
 
 
-def test_gate_timeout_outlives_the_longest_gate_deadline() -> None:
-    assert registry.HOOK_TIMEOUT_S == 25 > 20
+def test_hook_timeout_outlives_the_longest_hook_deadline() -> None:
+    from plangate.gates.timing import MAX_DEADLINE_MS
+    from plangate.hooks.pre_tool_use import MAX_DEADLINE_MS as GUARD_MAX_DEADLINE_MS
+
+    assert registry.HOOK_TIMEOUT_S == 25 > max(MAX_DEADLINE_MS, GUARD_MAX_DEADLINE_MS) / 1000
     for spec in registry.HOOKS:
-        if spec.event in ("Stop", "SubagentStop"):
-            assert spec.timeout == registry.HOOK_TIMEOUT_S
+        assert spec.timeout == registry.HOOK_TIMEOUT_S
 
 
 def test_guard_matcher_is_an_exact_name_list() -> None:
@@ -320,7 +326,7 @@ def test_replaces_entries_of_an_older_installation_in_place(env: Env) -> None:
     out, _ = run(env, autoplan=True)
     data = load(env.settings)
     assert data["hooks"]["PreToolUse"] == [
-        {"matcher": "Read|Agent", "hooks": [{"type": "command", "command": GUARD}]},
+        {"matcher": "Read|Agent", "hooks": [{"type": "command", "command": GUARD, "timeout": 25}]},
         {"matcher": "Bash", "hooks": [{"type": "command", "command": "lint-bash"}]},
         {"matcher": "Write", "hooks": [{"type": "command", "command": "fmt"}]},
     ]
@@ -328,11 +334,12 @@ def test_replaces_entries_of_an_older_installation_in_place(env: Env) -> None:
     assert data["hooks"]["Stop"] == [
         {"hooks": [{"type": "command", "command": STOP, "timeout": 25}]}
     ]
-    assert out[-4:] == [
+    # The file already held plangate's handlers: there is no file from before plangate to
+    # back up (an older installation's backup, if any, is kept).
+    assert out[-3:] == [
         "updated PreToolUse guard (Read|Agent) in ~/.claude/settings.json",
         "updated Stop gate (autoplan_gate) in ~/.claude/settings.json",
         "removed PostToolUse hook from ~/.claude/settings.json",
-        "backed up ~/.claude/settings.json to ~/.claude/settings.json.plangate-backup",
     ]
 
 
@@ -506,19 +513,28 @@ def test_lock_held_by_another_setup(env: Env, monkeypatch: pytest.MonkeyPatch) -
 # -- backup ----------------------------------------------------------------------------------
 
 
-def test_backup_only_on_change(env: Env) -> None:
+def test_backup_holds_the_file_from_before_plangate(env: Env) -> None:
+    """Issue 14: the backup once held plangate's own hooks after a second setup."""
     env.claude.mkdir()
     env.settings.write_text(OTHER_TOOLS)
     out, _ = run(env)
     assert env.backup.read_text() == OTHER_TOOLS
     assert out[-1] == "backed up ~/.claude/settings.json to ~/.claude/settings.json.plangate-backup"
-    env.backup.write_text("sentinel")
     out, _ = run(env)
-    assert env.backup.read_text() == "sentinel"
     assert not any(line.startswith("backed up") for line in out)
-    installed = env.settings.read_text()
-    run(env, ceo=True)
-    assert env.backup.read_text() == installed
+    out, _ = run(env, ceo=True)  # a change, to a file that already holds plangate's hooks
+    assert not any(line.startswith("backed up") for line in out)
+    assert env.backup.read_text() == OTHER_TOOLS
+
+
+def test_a_read_only_settings_file_is_refused(env: Env) -> None:
+    env.claude.mkdir()
+    env.settings.write_text(OTHER_TOOLS)
+    env.settings.chmod(0o444)
+    with pytest.raises(ConfigError, match="read-only") as raised:
+        run(env)
+    assert "chmod u+w" in raised.value.remedy
+    assert env.settings.read_text() == OTHER_TOOLS and not env.backup.exists()
 
 
 # -- uninstall -------------------------------------------------------------------------------
@@ -539,12 +555,12 @@ def test_uninstall_restores_the_original_bytes(env: Env) -> None:
         "removed PreToolUse guard (Read|Agent) from ~/.claude/settings.json",
         "removed Stop gate from ~/.claude/settings.json",
         "removed SubagentStop gate from ~/.claude/settings.json",
-        "backed up ~/.claude/settings.json to ~/.claude/settings.json.plangate-backup",
         "restored ~/.claude/settings.json to its content from before plangate",
         "removed skill autoplan from ~/.claude/skills/autoplan",
         "removed skill plan-ceo-review from ~/.claude/skills/plan-ceo-review",
         KEPT_CONFIG,
     ]
+    assert not env.backup.exists()
     out, _ = run(env, uninstall=True)
     assert env.settings.read_text() == OTHER_TOOLS
     assert out == [
@@ -805,3 +821,63 @@ def test_registered_commands_start_the_hooks(spec: registry.HookSpec) -> None:
     assert b"Traceback" not in done.stderr
     lines = done.stdout.decode().splitlines()
     assert len(lines) == 1 and isinstance(json.loads(lines[0]), dict)
+
+
+SETUP_STEPS: list[tuple[bool | None, bool | None]] = [
+    (None, None),
+    (True, None),
+    (False, None),
+    (None, True),
+    (None, False),
+    (True, True),
+]
+"""``plangate setup`` with (``--ceo-review-gate``, ``--autoplan-gate``)."""
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_uninstall_after_any_sequence_of_setups_gives_the_file_back(env: Env, seed: int) -> None:
+    """Issue 14: setup, setup --ceo-review-gate, setup --uninstall gave the content back
+    reformatted, and left a backup holding plangate's hooks."""
+    env.claude.mkdir()
+    env.settings.write_text(OTHER_TOOLS)
+    steps = random.Random(seed).choices(SETUP_STEPS, k=1 + seed % 5)
+    for ceo, autoplan in steps:
+        run(env, ceo=ceo, autoplan=autoplan)
+    run(env, uninstall=True)
+    assert env.settings.read_text() == OTHER_TOOLS, steps
+    assert sorted(p.name for p in env.claude.iterdir()) == ["settings.json"], steps
+
+
+def test_uninstall_keeps_what_the_person_changed_since(env: Env) -> None:
+    env.claude.mkdir()
+    env.settings.write_text(OTHER_TOOLS)
+    run(env, ceo=True)
+    data = load(env.settings)
+    data["model"] = "sonnet"
+    env.settings.write_text(json.dumps(data))
+    run(env, autoplan=True)
+    run(env, uninstall=True)
+    expected = json.loads(OTHER_TOOLS)
+    expected["model"] = "sonnet"
+    assert load(env.settings) == expected
+    assert sorted(p.name for p in env.claude.iterdir()) == ["settings.json"]
+
+
+def test_parallel_setups_then_uninstall_give_the_file_back(env: Env) -> None:
+    env.claude.mkdir()
+    env.settings.write_text(OTHER_TOOLS)
+    flags = [[], ["--ceo-review-gate"], ["--autoplan-gate"], ["--ceo-review-gate=off"]] * 2
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-m", "plangate", "setup", *extra],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        for extra in flags
+    ]
+    for process in processes:
+        _, err = process.communicate(timeout=120)
+        assert process.returncode == 0, err
+    run(env, uninstall=True)
+    assert env.settings.read_text() == OTHER_TOOLS
+    assert sorted(p.name for p in env.claude.iterdir()) == ["settings.json"]

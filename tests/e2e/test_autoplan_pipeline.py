@@ -15,7 +15,14 @@ import pytest
 
 from plangate.standin import StandIn, text
 from plangate.testing import ClaudeEnv
-from plangate.testing.autoplan import AutoplanProject, Player, decisions, tool_calls, tool_results
+from plangate.testing.autoplan import (
+    AutoplanProject,
+    Player,
+    Step,
+    decisions,
+    tool_calls,
+    tool_results,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -30,7 +37,7 @@ def report(number: str) -> str:
     )
 
 
-def phase(autoplan: AutoplanProject, name: str, number: str) -> list[object]:
+def phase(autoplan: AutoplanProject, name: str, number: str) -> list[Step]:
     return [
         autoplan.read_driver(name),
         autoplan.checkpoint(name),

@@ -158,13 +158,13 @@ def test_resume_compaction_and_fork_of_the_compacted_session(make_env: MakeEnv) 
     assert turns == ["First prompt.", "Second prompt."]
 
     whole = judge(env, first.journal_path)
-    turns = [e for e in whole.events if isinstance(e, HumanTurn)]
-    assert [t.text for t in turns if t.command is None] == [
+    whole_turns = [e for e in whole.events if isinstance(e, HumanTurn)]
+    assert [t.text for t in whole_turns if t.command is None] == [
         "First prompt.",
         "Second prompt.",
         "Third prompt.",
     ]
-    assert [t.command for t in turns if t.command] == ["compact"]
+    assert [t.command for t in whole_turns if t.command] == ["compact"]
     texts = [e.text for e in whole.events if isinstance(e, AssistantText)]
     assert texts == ["first answer", "second answer", "after compaction"]
     # Everything before the compaction is still in causal order before what follows it.

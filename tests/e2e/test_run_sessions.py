@@ -25,8 +25,9 @@ import pytest
 from run_player import RunPlayer, Session, Turn
 
 from plangate.agents.base import Failure, StepRequest
-from plangate.agents.claude_code import step_prompt
-from plangate.commands.run import EXIT_DONE, EXIT_WAITING, show_command
+from plangate.agents.prompts import step_prompt
+from plangate.commands.run import EXIT_DONE, EXIT_WAITING
+from plangate.commands.show import show_command
 from plangate.plan import parse_plan, render_plan
 from plangate.runs.attempts import DETAIL_OUT_OF_ATTEMPTS, REASON_CHECK
 from plangate.runs.store import Store
@@ -162,10 +163,10 @@ class Bench:
     environ: dict[str, str]
 
     def plangate(self, *args: str, timeout: float = COMMAND_TIMEOUT) -> Done:
-        """``plangate ARGS`` as a process (``python -m plangate.commands.run``)."""
+        """``plangate ARGS`` as a process (``python -m plangate``)."""
         started = time.monotonic()
         proc = subprocess.Popen(
-            [sys.executable, "-m", "plangate.commands.run", *args],
+            [sys.executable, "-m", "plangate", *args],
             cwd=self.root,
             env=self.environ,
             stdin=subprocess.DEVNULL,

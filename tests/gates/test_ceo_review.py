@@ -442,6 +442,31 @@ def test_subagent_stop_gates_only_a_subagent_that_loaded_the_review(env: Env) ->
     assert run["agent"] == "rev1"
 
 
+def test_subagent_stop_reads_only_this_sessions_own_subagent_transcripts(env: Env) -> None:
+    """Issue 14: a SubagentStop payload naming another session's journal (or a symlink into
+    it) got that journal judged. Only ``<session>/subagents/agent-<id>.jsonl`` beside this
+    session's own journal is read; anything else is GATE_TRANSCRIPT, with no decision."""
+    other = env.journal()
+    other.prompt("Another session.")
+    record = other.tool_use("Read", {"file_path": env.skill_file("plan-ceo-review")})
+    other.read_result(use_id(record), env.skill_file("plan-ceo-review"), ["x"])
+    other.text("Reviewed.")
+    foreign = Path(env.payload(other)["transcript_path"])
+    journal = env.journal()
+    journal.prompt("Get a review.")
+    session = env.payload(journal)
+    folder = Path(session["transcript_path"]).with_suffix("") / "subagents"
+    folder.mkdir(parents=True)
+    link = folder / "agent-rev1.jsonl"
+    link.symlink_to(foreign)
+    for path, agent in ((foreign, "rev1"), (link, "rev1"), (folder / "agent-rev2.jsonl", "rev1")):
+        payload = dict(session, hook_event_name="SubagentStop", agent_id=agent)
+        payload.update(agent_transcript_path=str(path), last_assistant_message="Reviewed.")
+        output = env.decide(payload, "SubagentStop", PLANGATE_SKILL_GATE_DEADLINE_MS="400")
+        assert "decision" not in output, (path, output)
+        assert "GATE_TRANSCRIPT" in str(output.get("systemMessage", "")), (path, output)
+
+
 def test_one_stop_judged_twice_is_counted_once(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
     """Two registrations of the hook run side by side for one stop: neither has seen the
     other's record, both block with the same reason, and the block counts once."""

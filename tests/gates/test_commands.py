@@ -60,9 +60,11 @@ def test_hook_timeout_prints_25() -> None:
     assert out.getvalue() == "25\n"
 
 
-def _report(env: Env, *args: Any) -> tuple[int, str, str]:
+def _report(
+    env: Env, session: str | None, expect: str | None, as_json: bool
+) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
-    code = report(*args, out, err=err, state_root=str(env.state))
+    code = report(session, expect, as_json, out, err=err, state_root=str(env.state))
     return code, out.getvalue(), err.getvalue()
 
 

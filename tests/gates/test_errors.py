@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from plangate import files
 from plangate.gates import markers as mk
 from plangate.gates import session_record, skill_loads, stop_hook
 from tests.gates.conftest import Env, ceo_session
@@ -122,9 +123,9 @@ def test_gate_locked_when_another_hook_holds_the_lock(
     payload = _armed(env)
     folder = Path(session_record.session_folder(payload["session_id"], str(env.state)))
     folder.mkdir(parents=True)
-    (folder / session_record.LOCK).write_bytes(b"busy")
     monkeypatch.setattr(session_record, "LOCK_WAIT_S", 0.2)
-    output, stderr = _decide(env, payload)
+    with files.Lock(str(folder / session_record.LOCK), timeout=0):
+        output, stderr = _decide(env, payload)
     assert _error(output)["code"] == "GATE_LOCKED"
     assert "GATE_LOCKED" in stderr
     assert any("code=GATE_LOCKED" in line for line in env.log("ceo-review-gate"))

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from plangate import files
 from plangate.gates import markers as mk
 from plangate.gates import session_record
 from plangate.testing.journals import use_id
@@ -130,10 +131,10 @@ def test_a_stale_lock_is_taken_over_by_a_hook(env: Env) -> None:
     folder = Path(session_record.session_folder(payload["session_id"], str(env.state)))
     folder.mkdir(parents=True)
     lock = folder / session_record.LOCK
-    lock.write_bytes(b"a hook killed long ago")
-    old = time.time() - 60
-    os.utime(lock, (old, old))
-    output = _line(env.hook(payload))
+    with files.Lock(str(lock), timeout=0):  # a hook that hung a minute ago, and holds it still
+        old = time.time() - 60
+        os.utime(lock, (old, old))
+        output = _line(env.hook(payload))
     assert output["decision"] == "block"
     assert not lock.exists()
     assert env.record(payload["session_id"])["gates"]["ceo_review_gate"]["error_count"] == 0
@@ -199,3 +200,87 @@ def test_concurrent_hooks_on_one_session_record_lose_nothing(env: Env) -> None:
     assert sorted(events) == ["blocked"] * count + ["fired"] * count + ["skipped"]
     assert len(env.log("ceo-review-gate")) == 2 * count + 1
     assert record["stops"].keys() == {f"agent:agent{n:02d}" for n in range(count)}
+
+
+def _hooks_at_once(env: Env, payload: dict[str, Any], count: int, **environ: str) -> list[Any]:
+    """``count`` real Stop hook processes on one payload, started together."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("PLANGATE_", "CLAUDE"))}
+    base.update(env.environ)
+    base.update(environ)
+    entry = "from plangate.hooks.stop import main; raise SystemExit(main())"
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", entry],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=base,
+        )
+        for _ in range(count)
+    ]
+    data = json.dumps(payload).encode()
+    outputs = []
+    for process in processes:
+        out, err = process.communicate(data, timeout=120)
+        assert process.returncode == 0 and b"Traceback" not in err, err
+        outputs.append(json.loads(out))
+    return outputs
+
+
+def test_one_stop_delivered_again_later_is_counted_once(env: Env) -> None:
+    """Issue 14: the same Stop payload 20 ms or more apart (a retry, a second registration)
+    counted as two blocks."""
+    journal = ceo_session(env)
+    journal.text("Done.")
+    payload = env.payload(journal)
+    first = _line(env.hook(payload))
+    time.sleep(0.05)
+    again = _line(env.hook(payload))
+    assert first["decision"] == again["decision"] == "block"
+    assert again["reason"] == first["reason"]
+    (run,) = env.record(payload["session_id"])["gates"]["ceo_review_gate"]["runs"].values()
+    assert (run["blocked"], run["observed"]) == (1, 1)
+
+
+def test_identical_concurrent_stops_count_once(env: Env) -> None:
+    """The fault battery's 50 at once (``PLANGATE_CONCURRENT_STOPS``; 12 by default, which
+    already let one stop reach the cap before the fix on this 2-core machine)."""
+    journal = ceo_session(env)
+    journal.text("Done.")
+    payload = env.payload(journal)
+    outputs = _hooks_at_once(env, payload, int(os.environ.get("PLANGATE_CONCURRENT_STOPS", "12")))
+    assert {output.get("decision") for output in outputs} == {"block"}
+    entry = env.record(payload["session_id"])["gates"]["ceo_review_gate"]
+    (run,) = entry["runs"].values()
+    assert (run["blocked"], run["observed"]) == (1, 1), run
+    assert entry["error_count"] == 0
+
+
+def test_stops_let_through_while_locked_reach_the_report(env: Env) -> None:
+    """Issue 14: stops that gave up with GATE_LOCKED were only in the trace log, so
+    `plangate report` said 0 errors (or not armed). They are counted, and exit 3."""
+    journal = ceo_session(env)
+    journal.text("Done.")
+    payload = env.payload(journal)
+    folder = Path(session_record.session_folder(payload["session_id"], str(env.state)))
+    folder.mkdir(parents=True)
+    with files.Lock(str(folder / session_record.LOCK), timeout=0):  # held the whole time
+        outputs = _hooks_at_once(env, payload, 5)
+    assert all("code=GATE_LOCKED" in output["systemMessage"] for output in outputs)
+    assert not (folder / session_record.RECORD).exists()
+    report = subprocess.run(
+        [sys.executable, "-m", "plangate", "report", "--json"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env.environ},
+        timeout=60,
+    )
+    assert report.returncode == 3, report.stderr
+    (summary,) = json.loads(report.stdout)["sessions"]
+    assert summary["counts"]["errors"] == 5
+    # The next stop that gets the lock merges them into the record, once.
+    _line(env.hook(payload))
+    _line(env.hook(payload))
+    entry = env.record(payload["session_id"])["gates"]["ceo_review_gate"]
+    assert entry["error_count"] == 5
+    assert [e["code"] for e in entry["errors"]] == ["GATE_LOCKED"] * 5

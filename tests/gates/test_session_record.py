@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from plangate import files
 from plangate.gates import session_record
 from plangate.gates.errors import GateError
 
@@ -32,42 +33,54 @@ def test_update_creates_a_private_record(tmp_path: Path) -> None:
     assert sorted(os.listdir(path.parent)) == ["record.json"]  # no lock or temp left behind
 
 
+def _held(folder: Path) -> files.Lock:
+    """The session lock for someone else to hold (another open file: flock tells them apart)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return files.Lock(str(folder / session_record.LOCK), timeout=0)
+
+
 def test_a_held_lock_is_waited_for_then_gate_locked(tmp_path: Path) -> None:
     folder = Path(session_record.session_folder(SESSION, str(tmp_path)))
-    folder.mkdir(parents=True)
-    (folder / session_record.LOCK).write_bytes(b"someone-else")
-    started = time.monotonic()
-    with pytest.raises(GateError) as raised:
-        session_record.update(SESSION, _bump, state_root=str(tmp_path), wait=0.3)
-    assert raised.value.code == "GATE_LOCKED"
-    assert 0.3 <= time.monotonic() - started < 2
-    assert (
-        folder / session_record.LOCK
-    ).read_bytes() == b"someone-else"  # never released by others
+    with _held(folder):
+        started = time.monotonic()
+        with pytest.raises(GateError) as raised:
+            session_record.update(SESSION, _bump, state_root=str(tmp_path), wait=0.3)
+        assert raised.value.code == "GATE_LOCKED"
+        assert 0.3 <= time.monotonic() - started < 2
+        # Never released by others: the holder's file, with its pid, is still there.
+        assert (folder / session_record.LOCK).read_bytes() == b"%d\n" % os.getpid()
+    assert sorted(os.listdir(folder)) == []
 
 
-def test_a_lock_older_than_30_seconds_is_taken_over(tmp_path: Path) -> None:
+def test_a_lock_left_by_a_dead_hook_is_free(tmp_path: Path) -> None:
     folder = Path(session_record.session_folder(SESSION, str(tmp_path)))
     folder.mkdir(parents=True)
-    lock = folder / session_record.LOCK
-    lock.write_bytes(b"a-dead-hook")
-    old = time.time() - 31
-    os.utime(lock, (old, old))
-    record = session_record.update(SESSION, _bump, state_root=str(tmp_path), wait=1)
+    (folder / session_record.LOCK).write_bytes(b"a hook killed before it cleaned up")
+    record = session_record.update(SESSION, _bump, state_root=str(tmp_path), wait=0)
     assert record["n"] == 1
-    assert not lock.exists()
     assert sorted(os.listdir(folder)) == ["record.json"]
 
 
-def test_a_lock_younger_than_30_seconds_is_not_taken_over(tmp_path: Path) -> None:
+def test_a_lock_held_for_over_30_seconds_is_taken_over(tmp_path: Path) -> None:
     folder = Path(session_record.session_folder(SESSION, str(tmp_path)))
-    folder.mkdir(parents=True)
-    lock = folder / session_record.LOCK
-    lock.write_bytes(b"a-slow-hook")
-    young = time.time() - 20
-    os.utime(lock, (young, young))
-    with pytest.raises(GateError):
-        session_record.update(SESSION, _bump, state_root=str(tmp_path), wait=0.1)
+    with _held(folder) as hung:
+        old = time.time() - 31
+        os.utime(folder / session_record.LOCK, (old, old))
+        record = session_record.update(SESSION, _bump, state_root=str(tmp_path), wait=1)
+        assert record["n"] == 1
+        assert sorted(os.listdir(folder)) == ["record.json"]
+        assert hung.held  # the hung hook still holds its own (now nameless) file
+    assert sorted(os.listdir(folder)) == ["record.json"]  # and its release removes nothing
+
+
+def test_a_lock_held_for_under_30_seconds_is_not_taken_over(tmp_path: Path) -> None:
+    folder = Path(session_record.session_folder(SESSION, str(tmp_path)))
+    with _held(folder):
+        young = time.time() - 20
+        os.utime(folder / session_record.LOCK, (young, young))
+        with pytest.raises(GateError) as raised:
+            session_record.update(SESSION, _bump, state_root=str(tmp_path), wait=0.1)
+        assert raised.value.code == "GATE_LOCKED"
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +12,7 @@ import pytest
 
 from plangate.guard import log
 from plangate.guard.reasons import Decision
+from tests.conftest import Unprivileged
 
 BASE_KEYS = {"schema", "ts", "decision", "disposition", "code", "path", "claude_code_version"}
 NOW = 1_796_000_000.25
@@ -89,17 +89,21 @@ def test_a_state_root_that_is_a_file_changes_nothing(tmp_path: Path) -> None:
     assert root.read_text() == "not a folder"
 
 
-@pytest.mark.skipif(
-    not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root writes into read-only folders"
-)
-def test_a_read_only_folder_changes_nothing(tmp_path: Path) -> None:
-    analytics = tmp_path / "analytics"
-    analytics.mkdir()
-    analytics.chmod(stat.S_IRUSR | stat.S_IXUSR)
-    try:
-        assert log.append_decision(Decision.allow(), state_root=str(tmp_path)) is False
-    finally:
-        analytics.chmod(stat.S_IRWXU)
+READ_ONLY_FOLDER = """
+import os, stat
+from plangate.guard import log
+from plangate.guard.reasons import Decision
+os.mkdir("analytics")
+os.chmod("analytics", stat.S_IRUSR | stat.S_IXUSR)
+print(log.append_decision(Decision.allow(), state_root=os.getcwd()), os.listdir("analytics"))
+os.chmod("analytics", stat.S_IRWXU)
+"""
+
+
+def test_a_read_only_folder_changes_nothing(unprivileged: Unprivileged) -> None:
+    # Root writes into read-only folders: the check runs as a user who is not root.
+    result = unprivileged.run(READ_ONLY_FOLDER)
+    assert result.stdout == "False []\n", result.stderr
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux /proc")

@@ -235,6 +235,7 @@ def test_assistant_text_and_end_turn(journal: Journal, tmp_path: Path) -> None:
     verdict = judge(journal, tmp_path, full=True)
     assert [type(e) for e in verdict.events] == [HumanTurn, AssistantText, EndTurn]
     _, text, end = verdict.events
+    assert isinstance(text, AssistantText)
     assert (text.text, text.message_id) == ("Hello!", message_id)
     assert end.message_id == message_id
     assert end.order == text.order + 1

@@ -100,7 +100,7 @@ class Growing:
 def started_scans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Where each pass one of the reader started: 0 for a full read."""
     starts: list[int] = []
-    real_scan = reader_module.scan
+    real_scan = reader_module.scan  # type: ignore[attr-defined]
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         starts.append(kwargs.get("start", 0))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from plangate.journal import ERROR, READY, ToolResult, Verdict, read_journal
+from plangate.journal import ERROR, READY, AssistantText, ToolResult, Verdict, read_journal
 from plangate.journal import reader as reader_module
 from plangate.journal.codes import (
     IDENTITY,
@@ -21,6 +21,7 @@ from plangate.journal.codes import (
     REWRITTEN,
     TOO_LARGE,
 )
+from plangate.journal.records import Record
 from plangate.journal.scan import CHUNK_BYTES
 from plangate.testing.journals import Journal, dumps, use_id, write_lines
 
@@ -63,7 +64,8 @@ def test_a_record_exactly_at_record_max_is_read(journal: Journal, tmp_path: Path
     verdict = read_journal(str(path), record_max=len(dumps(big)), full=True)
     assert (verdict.status, verdict.reason) == (READY, None)
     assert verdict.record_bytes is None
-    assert verdict.events[-2].text == "x" * 5000
+    event = verdict.events[-2]
+    assert isinstance(event, AssistantText) and event.text == "x" * 5000
 
 
 def test_a_record_spanning_several_chunks_reports_its_exact_size(
@@ -78,7 +80,7 @@ def test_a_record_spanning_several_chunks_reports_its_exact_size(
     assert (limited.status, limited.reason, limited.record_bytes) == (ERROR, TOO_LARGE, size)
     whole = read_journal(str(path), full=True)
     assert (whole.status, whole.reason) == (READY, None)
-    texts = [e.text for e in whole.events if e.kind == "assistant_text"]
+    texts = [e.text for e in whole.events if isinstance(e, AssistantText)]
     assert texts[-2:] == ["y" * (2 * CHUNK_BYTES + CHUNK_BYTES // 2), "after"]
 
 
@@ -187,7 +189,7 @@ def test_select_reloads_only_what_it_picks(journal: Journal, tmp_path: Path) -> 
     path = session(journal, tmp_path)
     picked: list[int] = []
 
-    def results_only(records: list) -> list:
+    def results_only(records: list[Record]) -> list[Record]:
         chosen = [r for r in records if any(isinstance(e, ToolResult) for e in r.events)]
         picked[:] = [r.length for r in chosen]
         return chosen
@@ -198,7 +200,7 @@ def test_select_reloads_only_what_it_picks(journal: Journal, tmp_path: Path) -> 
     assert verdict.retained_bytes == sum(picked)
     results = [e for e in verdict.events if isinstance(e, ToolResult)]
     assert [r.text for r in results] == ["1\thello notes\n2\tline two\n", "hi\n/home/user/project"]
-    texts = [e.text for e in verdict.events if e.kind == "assistant_text"]
+    texts = [e.text for e in verdict.events if isinstance(e, AssistantText)]
     assert texts == [None]
     enough = read_journal(str(path), select=results_only, retained_max=sum(picked))
     assert (enough.status, enough.reason) == (READY, None)
@@ -387,7 +389,7 @@ def test_a_record_changed_between_the_two_passes_is_rewritten(
     for damage in ("uuid", "json", "truncate"):
         path.write_bytes(journal.to_bytes())
 
-        def select(records: list, damage: str = damage) -> list:
+        def select(records: list[Record], damage: str = damage) -> list[Record]:
             target = next(r for r in records if any(isinstance(e, ToolResult) for e in r.events))
             with open(path, "r+b") as handle:
                 if damage == "truncate":
@@ -396,6 +398,7 @@ def test_a_record_changed_between_the_two_passes_is_rewritten(
                 handle.seek(target.offset)
                 line = handle.read(target.length)
                 if damage == "uuid":
+                    assert target.uuid is not None
                     at = line.index(target.uuid.encode())
                     flipped = b"f" if line[at : at + 1] != b"f" else b"e"
                     handle.seek(target.offset + at)
@@ -453,7 +456,7 @@ def test_a_concurrent_appender_never_fails_a_read(journal: Journal, tmp_path: Pa
     assert len(written) > 20 and len(verdicts) > 20
     assert {(v.status, v.reason) for v in verdicts} == {(READY, None)}
     final = read_journal(str(path), prior=first.prefix, full=True)
-    texts = [e.text for e in final.events if e.kind == "assistant_text"]
+    texts = [e.text for e in final.events if isinstance(e, AssistantText)]
     assert texts[-len(written) :] == [f"note {n}" for n in written]
 
 
@@ -468,12 +471,12 @@ def test_line_separators_inside_strings_do_not_split_records(
     assert "\u2028".encode() in path.read_bytes()
     verdict = read_journal(str(path), full=True)
     assert (verdict.status, verdict.reason, verdict.records) == (READY, None, 2)
-    assert [e.text for e in verdict.events if e.kind == "assistant_text"] == [odd]
+    assert [e.text for e in verdict.events if isinstance(e, AssistantText)] == [odd]
 
 
 def _during_the_scan(monkeypatch: pytest.MonkeyPatch, action: object) -> None:
     """Run ``action`` right after pass one read the bytes, before the file is checked again."""
-    real_scan = reader_module.scan
+    real_scan = reader_module.scan  # type: ignore[attr-defined]
 
     def scan_then_act(*args: object, **kwargs: object) -> object:
         found = real_scan(*args, **kwargs)  # type: ignore[arg-type]

@@ -179,7 +179,7 @@ def test_a_loop_anywhere_in_a_real_journal_is_a_cycle(data: st.DataObject) -> No
     start = data.draw(st.sampled_from(sorted(position.values())))
     below = {start}  # the record and its descendants, along the file's parent links
     for index, record in enumerate(records):
-        if position.get(record.get("parentUuid")) in below:  # type: ignore[arg-type]
+        if position.get(record.get("parentUuid")) in below:
             below.add(index)
     target = data.draw(st.sampled_from(sorted(below)))
     looped = dict(records[start])

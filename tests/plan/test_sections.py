@@ -71,6 +71,7 @@ def test_finding_sections_stays_cheap(module: str) -> None:
     assert {name for name in loaded if name.startswith("plangate")} <= {
         "plangate",
         "plangate.errors",
+        "plangate.markdown",
         "plangate.plan",
         "plangate.plan.errors",
         "plangate.plan.sections",

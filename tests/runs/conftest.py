@@ -140,14 +140,23 @@ class Harness:
             )
         )
         self.engine.begin(record.id, 1, detach=False)
-        final = self.engine.wait(record.id, 1, timeout=60)
+        final = self._wait(record.id, 1)
         return Outcome(record.id, final.state, final, folder)
 
     def reply(self, outcome: Outcome, message: str) -> Outcome:
         turn = self.engine.reply(outcome.run_id, message)
         self.engine.begin(outcome.run_id, turn, detach=False)
-        final = self.engine.wait(outcome.run_id, turn, timeout=60)
+        final = self._wait(outcome.run_id, turn)
         return Outcome(outcome.run_id, final.state, final, outcome.folder)
+
+    def _wait(self, run_id: str, turn: int) -> Any:
+        """The run once the turn ended: done, waiting, or errored (which ``wait`` raises)."""
+        from plangate.errors import RunErroredError
+
+        try:
+            return self.engine.wait(run_id, turn, timeout=60)
+        except RunErroredError:
+            return self.engine.store.run(run_id)
 
     def events(self, outcome: Outcome) -> list[str]:
         return [event.text for event in self.engine.store.events(outcome.run_id)]

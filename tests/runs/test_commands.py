@@ -10,17 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from plangate.commands.run import (
-    EXIT_DONE,
-    EXIT_WAITING,
-    reply_command,
-    run_command,
-    runs_command,
-    show_command,
-    worker_command,
-)
-from plangate.errors import UsageError
+from plangate.commands.reply import reply_command
+from plangate.commands.run import EXIT_DONE, EXIT_WAITING, run_command
+from plangate.commands.runs import runs_command
+from plangate.commands.show import show_command
+from plangate.commands.worker import worker_command
+from plangate.errors import RunErroredError, UsageError
 from plangate.plan.model import Check
+from plangate.processes import pid_alive
 from plangate.runs.store import Store
 from tests.runs.conftest import make_repo, plan_text, step
 
@@ -160,3 +157,42 @@ def test_worker_until_idle_with_nothing_to_do(setup: Path) -> None:
     out = io.StringIO()
     assert worker_command(until_idle=True, out=out) == EXIT_DONE
     assert out.getvalue().splitlines()[-1] == "worker done: no run left to take"
+
+
+def test_a_run_that_errors_says_where_its_traceback_is(
+    setup: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from plangate.cli import main
+    from plangate.commands.run import EXIT_CODES
+
+    agent = _script(setup, {"steps": [{"step": 1, "turn": 1, "crash": "a bug in the agent"}]})
+    with pytest.raises(RunErroredError, match="stopped on an unexpected error") as caught:
+        run_command(
+            str(setup / "plan.md"), repo=str(setup / "repo"), agent=agent, out=io.StringIO()
+        )
+    log = Path(caught.value.log)
+    assert log.name == "errors.log" and "RuntimeError: a bug in the agent" in log.read_text()
+    assert f"the traceback is in {log}" in str(caught.value)
+
+    code = main(["run", str(setup / "plan.md"), "--repo", str(setup / "repo"), "--agent", agent])
+    captured = capsys.readouterr()
+    assert code == EXIT_CODES.failure
+    assert "RuntimeError in carrying out a step: a bug in the agent" in captured.err
+    assert "errors.log" in captured.err
+    assert "Traceback" not in captured.err  # one line; the traceback is in the log
+
+
+def test_a_check_that_leaves_its_session_is_still_ended(setup: Path) -> None:
+    pid_file = setup / "escapee.pid"
+    check = f"setsid sleep 300 & echo $! > {pid_file}; grep -qx hello hello.txt"
+    agent = _script(setup, {"steps": [{"step": 1, "write": {"hello.txt": "hello\n"}}]})
+    out = io.StringIO()
+    code = run_command(
+        str(setup / "plan.md"), repo=str(setup / "repo"), checks=[check], agent=agent, out=out
+    )
+    assert code == EXIT_DONE, out.getvalue()
+    pid = int(pid_file.read_text())
+    deadline = time.monotonic() + 5
+    while pid_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not pid_alive(pid), "the check's setsid child outlived the check"

@@ -59,7 +59,7 @@ def test_killed_inside_a_step_resumes_without_redoing_work(tmp_path: Path) -> No
     command = [
         sys.executable,
         "-m",
-        "plangate.commands.run",
+        "plangate",
         "run",
         str(tmp_path / "plan.md"),
         "--repo",
@@ -91,7 +91,7 @@ def test_killed_inside_a_step_resumes_without_redoing_work(tmp_path: Path) -> No
 
         go.touch()
         resumed = subprocess.run(
-            [sys.executable, "-m", "plangate.runs.worker", "--until-idle"],
+            [sys.executable, "-m", "plangate", "worker", "--until-idle"],
             env=_env(state),
             capture_output=True,
             text=True,
@@ -100,8 +100,8 @@ def test_killed_inside_a_step_resumes_without_redoing_work(tmp_path: Path) -> No
         assert resumed.returncode == 0, resumed.stdout + resumed.stderr
         assert "resuming 1 interrupted run turn(s)" in resumed.stdout
 
-        run = store.run(run.id)
-        assert run is not None and run.state == "done"
+        done = store.run(run.id)
+        assert done is not None and done.state == "done"
         # Step 1 was not run again; step 2 (in flight) ran again once; step 3 once.
         assert log.read_text().splitlines() == [
             "step v1 s1 t1 a0",
@@ -110,7 +110,7 @@ def test_killed_inside_a_step_resumes_without_redoing_work(tmp_path: Path) -> No
             "step v1 s3 t1 a0",
         ]
         assert checks_ran.read_text() == "ran\n"
-        subjects = git(repo, "log", "--format=%s", run.branch).splitlines()
+        subjects = git(repo, "log", "--format=%s", done.branch).splitlines()
         assert subjects == ["Step 3: Change 3", "Step 2: Change 2", "Step 1: Change 1", "initial"]
         assert [s.step for s in store.steps(run.id)] == [1, 2, 3]
         texts = [e.text for e in store.events(run.id) if e.kind != "agent"]
@@ -132,7 +132,7 @@ def test_runs_started_together_on_one_sqlite_state_root(tmp_path: Path) -> None:
     command = [
         sys.executable,
         "-m",
-        "plangate.commands.run",
+        "plangate",
         "run",
         str(tmp_path / "plan.md"),
         "--repo",

@@ -65,7 +65,7 @@ def test_two_workers_share_one_queue(tmp_path: Path, postgres_url: str) -> None:
             outputs.append(output)
             workers.append(
                 subprocess.Popen(
-                    [sys.executable, "-m", "plangate.runs.worker", "--concurrency", "1"],
+                    [sys.executable, "-m", "plangate", "worker", "--concurrency", "1"],
                     env=env,
                     stdout=output,
                     stderr=subprocess.STDOUT,

@@ -70,7 +70,7 @@ def _start(root: Path) -> Server:
     }
     log = open(root / "serve.log", "w")  # noqa: SIM115 - the server writes it until it stops
     process = subprocess.Popen(
-        [sys.executable, "-m", "plangate.commands.serve", "--port", "0"],
+        [sys.executable, "-m", "plangate", "serve", "--port", "0"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=log,

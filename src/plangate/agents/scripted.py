@@ -8,8 +8,9 @@ Matching, not popping, so a request made again after a crash gets the same answe
 
 Entry fields (all optional):
 
-* every kind: ``error`` (raise a :class:`~plangate.errors.PlangateError` with this text
-  instead of answering, as a failing agent would), ``write`` (``{path: text}``), ``append``
+* every kind: ``error`` (raise an :class:`~plangate.errors.AgentError` with this text
+  instead of answering, as a failing agent would), ``crash`` (raise a ``RuntimeError`` with
+  this text: a bug, not an agent's failure), ``write`` (``{path: text}``), ``append``
   (``{path: text}``), ``delete`` (``[path]``), applied in the request's ``workdir``;
   ``wait_for`` (a file to wait for, up to two minutes), ``sleep`` (seconds);
 * ``steps``: ``status`` (``done`` or ``escalate``), ``message``, ``escalation``,
@@ -43,7 +44,7 @@ from plangate.agents.base import (
     StepOutcome,
     StepRequest,
 )
-from plangate.errors import PlangateError, UsageError
+from plangate.errors import AgentError, UsageError
 
 WAIT_LIMIT_SECONDS = 120.0
 _MATCH_FIELDS = ("step", "version", "turn", "attempt")
@@ -162,7 +163,9 @@ class ScriptedAgent:
 
     def _act(self, entry: Mapping[str, Any], workdir: Path) -> None:
         if entry.get("error"):
-            raise PlangateError(str(entry["error"]), "the script says so")
+            raise AgentError(str(entry["error"]), "the script says so")
+        if entry.get("crash"):
+            raise RuntimeError(str(entry["crash"]))
         wait_for = entry.get("wait_for")
         if wait_for:
             deadline = time.monotonic() + WAIT_LIMIT_SECONDS

@@ -13,7 +13,7 @@ import os
 import sys
 from typing import Any, TextIO
 
-from plangate import jsonio
+from plangate import files, jsonio
 from plangate.autoplan import layout, plans, writes
 from plangate.autoplan.checkpoint import checkpoints
 from plangate.autoplan.close import close_packets, phase_label
@@ -79,7 +79,7 @@ def gate_render(restore: str) -> dict[str, Any]:
         "phases": phases,
         "tasks": len(plan.steps),
     }
-    writes.write_replace(gate_path, writes.json_bytes(gate))
+    files.replace(gate_path, writes.json_bytes(gate), None, durable=True)
     return gate
 
 

@@ -19,7 +19,7 @@ import subprocess
 import sys
 from typing import Any, TextIO
 
-from plangate import jsonio
+from plangate import files, jsonio
 from plangate.autoplan import layout, plans, writes
 from plangate.autoplan.scope import detect_scope
 from plangate.errors import PlangateError, UsageError
@@ -88,7 +88,7 @@ def init(source: str, active: str, restore: str) -> dict[str, Any]:
         created.append(record_path)
         writes.write_immutable(restore_path, original)
         created.append(restore_path)
-        writes.write_replace(active_path, active_bytes, _mode_of(active_path))
+        files.replace(active_path, active_bytes, _mode_of(active_path), durable=True)
     except BaseException:
         for path in reversed(created):
             with contextlib.suppress(OSError):
@@ -233,7 +233,7 @@ def add_exclude_line(path: str) -> bool:
         return False
     separator = b"\n" if current and not current.endswith(b"\n") else b""
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    writes.write_replace(path, current + separator + line + b"\n", _mode_of(path))
+    files.replace(path, current + separator + line + b"\n", _mode_of(path), durable=True)
     return True
 
 

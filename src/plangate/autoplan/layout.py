@@ -13,6 +13,7 @@ import os
 import stat
 
 from plangate import jsonio
+from plangate.errors import PlangateError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -346,8 +347,9 @@ def _load_sha256() -> Callable[[bytes], object]:
     return hashlib.sha256  # pragma: no cover
 
 
-class ArtifactError(Exception):
-    """An artifact that cannot be trusted; ``cause`` says why in one word.
+class ArtifactError(PlangateError):
+    """An artifact that cannot be trusted; ``cause`` says why in one word. A command that
+    meets one refuses (exit 1) and names the remedy.
 
     Causes: ``missing``, ``alias`` (reached through a symlink or another spelling),
     ``not_regular``, ``writable``, ``too_large``, ``changed`` (during the read),
@@ -355,7 +357,10 @@ class ArtifactError(Exception):
     """
 
     def __init__(self, path: str, cause: str, detail: str = "") -> None:
-        super().__init__(f"{path}: {cause}" + (f" ({detail})" if detail else ""))
+        super().__init__(
+            f"{path}: {cause}" + (f" ({detail})" if detail else ""),
+            "the /autoplan artifacts were changed or removed: run /autoplan again from its init",
+        )
         self.path = path
         self.cause = cause
         self.detail = detail

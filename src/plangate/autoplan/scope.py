@@ -2,7 +2,8 @@
 
 An explicit line ``Scope: design, dx`` (or ``Scope: design``, ``Scope: dx``, ``Scope: none``)
 wins. Otherwise the plan's words decide: any user-interface term makes ``design`` true, any
-developer-facing term makes ``dx`` true, and ``reasons`` lists the terms found.
+developer-facing term makes ``dx`` true, and ``reasons`` lists the terms found. Lines in
+fenced code blocks (:mod:`plangate.markdown`) never count.
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+from plangate import markdown
+
 _SCOPE_LINE = re.compile(
     r"^\s*(?:[-*+]\s+)?(?:\*\*|__)?scope(?:\*\*|__)?\s*:\s*(?:\*\*|__)?(?P<value>.*?)(?:\*\*|__)?\s*$",
     re.IGNORECASE,
@@ -65,26 +67,9 @@ _UI = _compile(UI_TERMS)
 _DX = _compile(DX_TERMS)
 
 
-def _prose_lines(text: str) -> list[str]:
-    """Lines outside fenced code blocks."""
-    lines: list[str] = []
-    fence = ""
-    for line in text.splitlines():
-        match = _FENCE.match(line)
-        if fence:
-            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
-                fence = ""
-            continue
-        if match:
-            fence = match.group(1)
-            continue
-        lines.append(line)
-    return lines
-
-
 def explicit_scope(text: str) -> tuple[bool, bool, str] | None:
     """``(design, dx, value)`` from the first ``Scope:`` line made only of scope words."""
-    for line in _prose_lines(text):
+    for line in markdown.prose_lines(text):
         match = _SCOPE_LINE.match(line)
         if not match:
             continue
@@ -110,7 +95,7 @@ def detect_scope(text: str) -> dict[str, Any]:
     if explicit is not None:
         design, dx, value = explicit
         return {"design": design, "dx": dx, "reasons": [f"the plan says Scope: {value}"]}
-    lines = _prose_lines(text)
+    lines = markdown.prose_lines(text)
     ui_terms = _found(lines, _UI)
     dx_terms = _found(lines, _DX)
     reasons = [

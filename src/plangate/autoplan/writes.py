@@ -1,94 +1,38 @@
-"""All-or-nothing file writes and the init binding the later commands start from.
+"""The init binding the later commands start from, and the artifact folders they create.
 
-Every write goes to a temporary name first and appears under its real name in one step
-(``link``/``rename``), so a failure leaves either nothing or the whole file. Immutable files are
-created exclusively with mode ``0444``.
+Every artifact is written with :func:`plangate.files.replace`, durable (fsynced, then its
+folder): files a later step must trust appear whole or not at all. Immutable files
+(:data:`~plangate.autoplan.layout.IMMUTABLE_MODE`, ``0444``) are created ``exclusive``: a
+hard link that never replaces what is there.
 """
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import shutil
 from collections.abc import Callable
 from typing import Any
 
-from plangate import jsonio
+from plangate import files, jsonio
 from plangate.autoplan import layout
 from plangate.errors import PlangateError, UsageError
-from plangate.files import write_all
 
 REINIT_REMEDY = "run `plangate autoplan init <source> <active> <restore>` with a new restore path"
 
 
-def _temp_name(path: str) -> str:
-    folder, name = os.path.split(path)
-    return os.path.join(folder, f".{name}.{layout.new_token()}.tmp")
-
-
-def _write_all(descriptor: int, data: bytes) -> None:
-    write_all(descriptor, data)
-    os.fsync(descriptor)
-
-
 def write_immutable(path: str, data: bytes) -> None:
-    """Create ``path`` with ``data`` and mode 0444; refuse when it exists.
-
-    The bytes go to an exclusive temporary file first, which is then hard-linked to ``path``
-    (``link`` never replaces), so ``path`` appears complete or not at all.
-    """
-    temp = _temp_name(path)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-    descriptor = os.open(temp, flags, layout.IMMUTABLE_MODE)
-    try:
-        try:
-            os.fchmod(descriptor, layout.IMMUTABLE_MODE)  # the umask may have taken bits away
-            _write_all(descriptor, data)
-        finally:
-            os.close(descriptor)
-        try:
-            os.link(temp, path)
-        except OSError as error:
-            if error.errno not in (errno.EPERM, errno.ENOTSUP, errno.EXDEV, errno.EMLINK):
-                raise
-            # A file system without hard links: rename, after checking nothing is there.
-            if os.path.lexists(path):
-                raise FileExistsError(errno.EEXIST, "File exists", path) from None
-            os.rename(temp, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
-
-
-def write_replace(path: str, data: bytes, mode: int | None = None) -> None:
-    """Replace ``path`` with ``data`` in one step (temporary file, then ``rename``).
-
-    ``mode`` ``None`` gives a new file the umask's default permissions.
-    """
-    temp = _temp_name(path)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-    descriptor = os.open(temp, flags, 0o666 if mode is None else 0o600)
-    try:
-        try:
-            if mode is not None:
-                os.fchmod(descriptor, mode)
-            _write_all(descriptor, data)
-        finally:
-            os.close(descriptor)
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
-        raise
+    """Create ``path`` (mode 0444) with ``data``, durably; ``FileExistsError`` when it exists."""
+    files.replace(path, data, layout.IMMUTABLE_MODE, durable=True, exclusive=True)
 
 
 def create_folder(
-    parent: str, name_for: Callable[[str], str], files: Callable[[str], dict[str, bytes]]
+    parent: str, name_for: Callable[[str], str], contents_for: Callable[[str], dict[str, bytes]]
 ) -> str:
-    """Create ``parent/<name>`` holding immutable ``files`` in one step; return its path.
+    """Create ``parent/<name>`` holding immutable files in one step; return its path.
 
-    ``name_for(token)`` names the folder and ``files(folder)`` returns ``{file name: bytes}``
+    ``name_for(token)`` names the folder and ``contents_for(folder)`` returns
+    ``{file name: bytes}``
     for the folder's final path (a manifest names its own path). The files are written into a
     hidden temporary folder that is renamed into place once complete.
     """
@@ -99,7 +43,7 @@ def create_folder(
             break
     else:  # pragma: no cover - 36**6 names
         raise PlangateError(f"no free folder name in {parent}", "remove old autoplan folders")
-    contents: dict[str, bytes] = files(final)
+    contents: dict[str, bytes] = contents_for(final)
     temp = os.path.join(parent, f".{name}.tmp")
     os.mkdir(temp, 0o755)
     try:
@@ -108,6 +52,7 @@ def create_folder(
         if os.path.lexists(final):  # pragma: no cover - a race for a random name
             raise FileExistsError(errno.EEXIST, "File exists", final)
         os.rename(temp, final)
+        files.sync_folder(parent)
     except BaseException:
         shutil.rmtree(temp, ignore_errors=True)
         raise

@@ -1,1 +1,8 @@
-"""One module per verb a user types; each command is a typed function returning an exit code."""
+"""One module per verb a user types (``plangate <verb>``), listed in :data:`plangate.cli.COMMANDS`.
+
+Each has ``add_parser(subparsers)``, which adds the verb's parser; ``run(args) -> int``, which
+carries it out and returns an exit code; and ``EXIT_CODES``
+(:class:`~plangate.errors.ExitCodes`), the README's exit code table for the verb. A verb
+with subcommands prints its own help when none is given. Helpers that are not verbs:
+``journal_survey`` (``plangate journal survey``).
+"""

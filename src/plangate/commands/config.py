@@ -8,6 +8,7 @@ that overrides the file, a gate switched on whose hooks are not registered) go t
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from collections.abc import Mapping
@@ -15,9 +16,21 @@ from typing import TextIO
 
 from plangate import config, settings_file
 from plangate.config import display_path
-from plangate.errors import ConfigError
+from plangate.errors import ConfigError, ExitCodes
 from plangate.hooks import registry
 from plangate.locations import claude_config_dir
+
+EXIT_CODES = ExitCodes(
+    {
+        0: "done",
+        1: "a value in effect is invalid (`list` shows the others), or the config file cannot "
+        "be read or written",
+        2: "bad usage: a bad flag, no subcommand (its help is printed), an unknown setting, a "
+        "value the setting does not take",
+    },
+    usage=2,
+    failure=1,
+)
 
 
 def config_get(
@@ -121,3 +134,26 @@ def _hint_unregistered(key: str, err: TextIO) -> None:
             f"{display_path(path)}; run `plangate setup` to register them",
             file=err,
         )
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser("config", help="read and change plangate's settings")
+    parser.set_defaults(config_help=parser.print_help)
+    actions = parser.add_subparsers(dest="config_command", metavar="SUBCOMMAND")
+    get = actions.add_parser("get", help="print a setting's value in effect")
+    get.add_argument("key")
+    put = actions.add_parser("set", help="change a setting")
+    put.add_argument("key")
+    put.add_argument("value")
+    actions.add_parser("list", help="every setting with its value and source")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.config_command == "get":
+        return config_get(args.key, sys.stdout)
+    if args.config_command == "set":
+        return config_set(args.key, args.value, sys.stdout)
+    if args.config_command == "list":
+        return config_list(sys.stdout)
+    args.config_help()
+    return EXIT_CODES.usage

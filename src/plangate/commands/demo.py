@@ -7,6 +7,7 @@ journal reader then judges.
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 import sys
@@ -15,11 +16,22 @@ from collections import Counter
 from pathlib import Path
 from typing import TextIO
 
-from plangate.commands.journal import render, summarize
-from plangate.journal import read_journal
-from plangate.journal.owners import project_owners
-from plangate.standin import Script, StandIn, text, tool_use
-from plangate.testing import ClaudeEnv, claude_version
+from plangate.errors import ExitCodes
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from plangate.standin import Script
+    from plangate.testing import ClaudeEnv
+
+EXIT_CODES = ExitCodes(
+    {
+        0: "both sessions went as they should",
+        1: "a session did not (what happened is printed), or Claude Code cannot be started",
+        2: "bad usage",
+    },
+    usage=2,
+    failure=1,
+)
 
 PROMPT = "Read PLAN.md, check how long it is, and tell me what the plan is."
 PLAN = "# Plan\n\n1. Write the journal reader.\n2. Write the hooks.\n3. Ship it.\n"
@@ -28,6 +40,8 @@ ANSWER = "The plan has three steps: write the journal reader, write the hooks, t
 
 def demo_script(project_dir: Path) -> Script:
     """The demo's model: Read, then Bash, then a short answer that ends the turn."""
+    from plangate.standin import Script, text, tool_use
+
     return Script(
         main=[
             [
@@ -66,6 +80,9 @@ def demo(
 
 
 def _run(root: Path, timeout: float, out: TextIO, kept: bool) -> int:
+    from plangate.standin import StandIn
+    from plangate.testing import ClaudeEnv, claude_version
+
     def say(line: str = "") -> None:
         print(line, file=out, flush=True)
 
@@ -119,6 +136,10 @@ def _record_summary(journal: Path) -> str:
 
 def _judge(env: ClaudeEnv, journal: Path, out: TextIO) -> int:
     """plangate's verdict, reached the way a hook reaches it: layout and owner checked."""
+    from plangate.commands.journal import render, summarize
+    from plangate.journal import read_journal
+    from plangate.journal.owners import project_owners
+
     verdict = read_journal(
         str(journal),
         owners=project_owners(str(env.project_dir)),
@@ -132,6 +153,8 @@ def _judge(env: ClaudeEnv, journal: Path, out: TextIO) -> int:
 def _guard(root: Path, timeout: float, out: TextIO) -> int:
     """/autoplan with plangate set up: entering Phase 2 before Phase 1's report is published
     is denied; after publishing, it is allowed."""
+    from plangate.standin import StandIn
+    from plangate.testing import ClaudeEnv
     from plangate.testing.autoplan import AutoplanProject, Player, decisions
 
     def say(line: str = "") -> None:
@@ -176,3 +199,14 @@ def _guard(root: Path, timeout: float, out: TextIO) -> int:
         "publication_missing`)"
     )
     return 0
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    demo_parser = subparsers.add_parser(
+        "demo", help="run a short real Claude Code session on the built-in stand-in model"
+    )
+    demo_parser.add_argument("--keep", action="store_true", help="keep the demo's temporary folder")
+
+
+def run(args: argparse.Namespace) -> int:
+    return demo(keep=args.keep)

@@ -8,13 +8,26 @@ A fallback code's section is followed by the fallback itself.
 
 from __future__ import annotations
 
+import argparse
+import sys
 from importlib import resources
 from typing import TextIO
 
+from plangate import markdown
+from plangate.errors import ExitCodes
 from plangate.gates.errors import REMEDIES as GATE_REMEDIES
 from plangate.guard import reasons
 
 PAGE = "troubleshooting.md"
+EXIT_UNKNOWN = 1
+EXIT_CODES = ExitCodes(
+    {
+        0: "explained",
+        EXIT_UNKNOWN: "unknown code (the known codes are listed on stderr)",
+        2: "bad usage",
+    },
+    usage=2,
+)
 FALLBACK_SECTION = "The fallback"
 
 
@@ -29,15 +42,13 @@ def sections(page: str | None = None) -> dict[str, str]:
     found: dict[str, str] = {}
     heading: str | None = None
     lines: list[str] = []
-    in_fence = False
-    for line in text.splitlines():
-        if line.startswith("```"):
-            in_fence = not in_fence
-        starts_section = not in_fence and (line.startswith("## ") or line.startswith("# "))
-        if starts_section:
+    fences = markdown.Fences()
+    for line in markdown.split_lines(text):
+        level = 0 if fences.code(line) else markdown.atx_heading(line)[0]
+        if level in (1, 2):
             if heading is not None:
                 found[heading] = "\n".join(lines).rstrip() + "\n"
-            heading = line[3:].strip() if line.startswith("## ") else None
+            heading = markdown.atx_heading(line)[1] if level == 2 else None
             lines = [line]
         elif heading is not None:
             lines.append(line)
@@ -55,7 +66,7 @@ def normalize(code: str) -> str:
 
 
 def explain(code: str, out: TextIO, err: TextIO | None = None) -> int:
-    """Print the section for ``code``; 0 when found, 2 (listing the known codes) when not.
+    """Print the section for ``code``; 0 when found, 1 (listing the known codes) when not.
 
     ``err`` receives the unknown-code message (default: ``out``).
     """
@@ -73,7 +84,7 @@ def explain(code: str, out: TextIO, err: TextIO | None = None) -> int:
             shown = [f"{c}:<detail>" if c == reasons.UNRECOGNIZED_SHAPE else c for c in names]
             sink.write(f"  {disposition}: {', '.join(shown)}\n")
         sink.write(f"  skill gates: {', '.join(GATE_REMEDIES)}\n")
-        return 2
+        return EXIT_UNKNOWN
     base = reasons.base_code(wanted)
     out.write(found[base])
     if base != wanted:
@@ -93,3 +104,12 @@ def _gate_section(code: str) -> str:
         f"**What to do**: {GATE_REMEDIES[code]}.\n\n"
         "The causes of every gate error are listed under Errors in docs/skill-gates.md.\n"
     )
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser("explain", help="what a guard code means and what to do")
+    parser.add_argument("code", help="a code from a guard message, e.g. publication_missing")
+
+
+def run(args: argparse.Namespace) -> int:
+    return explain(args.code, sys.stdout, sys.stderr)

@@ -20,7 +20,6 @@ is not a positive number of days is bad usage (exit 2).
 
 from __future__ import annotations
 
-import errno
 import json
 import math
 import os
@@ -37,7 +36,7 @@ from plangate.errors import PlangateError, UsageError
 from plangate.hooks.registry import package_root
 from plangate.journal.codes import base_code
 from plangate.locations import claude_config_dir
-from plangate.processes import kill_group
+from plangate.processes import kill_group, run_bounded
 
 FILE_SECONDS = 10.0
 """A journal not judged within this time (process start included) is ``timeout``."""
@@ -177,43 +176,44 @@ class _Workers:
                         kill_group(process)
                 raise
 
-    def _start(self, journal: Journal) -> subprocess.Popen[bytes]:
+    def _started(self, process: subprocess.Popen[bytes]) -> None:
         with self.lock:
-            if self.stopping:
-                raise InterruptedError(errno.EINTR, "the survey was interrupted")
-            process = subprocess.Popen(
-                [*self.command, journal[0], journal[2], self.config],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,  # its own process group, killed whole on expiry
-                cwd=self.root,  # `-c` puts its folder on sys.path: plangate's, nothing else
-            )
             self.live.add(process)
-            return process
+            if self.stopping:  # interrupted while it started: end it at once
+                kill_group(process)
 
     def read(self, journal: Journal) -> dict[str, Any]:
         started = time.monotonic()
         return _row(journal, self._judge(journal), time.monotonic() - started)
 
     def _judge(self, journal: Journal) -> Judged:
+        with self.lock:
+            if self.stopping:
+                return "error", READER_FAILED, "the survey was interrupted", None
+        started: list[subprocess.Popen[bytes]] = []
+
+        def on_start(process: subprocess.Popen[bytes]) -> None:
+            started.append(process)
+            self._started(process)
+
         try:
-            process = self._start(journal)
+            done = run_bounded(
+                [*self.command, journal[0], journal[2], self.config],
+                cwd=self.root,  # `-c` puts its folder on sys.path: plangate's, nothing else
+                timeout=self.file_seconds,
+                on_start=on_start,
+            )
         except OSError as error:
             return "error", READER_FAILED, f"the worker did not start ({error.strerror})", None
-        try:
-            stdout, stderr = process.communicate(timeout=self.file_seconds)
-        except subprocess.TimeoutExpired:
-            kill_group(process)
-            process.communicate()
-            return "error", TIMEOUT, f"not judged within {self.file_seconds:g} s; skipped", None
         finally:
             with self.lock:
-                self.live.discard(process)
-        verdict = _parse(stdout) if process.returncode == 0 else None
+                self.live.difference_update(started)
+        if done.timed_out:
+            return "error", TIMEOUT, f"not judged within {self.file_seconds:g} s; skipped", None
+        verdict = _parse(done.stdout_bytes) if done.returncode == 0 else None
         if verdict is None:
-            lines = stderr.decode("utf-8", "replace").strip().splitlines()
-            why = lines[-1][:200] if lines else f"exit status {process.returncode}"
+            lines = done.stderr.strip().splitlines()
+            why = lines[-1][:200] if lines else f"exit status {done.returncode}"
             return "error", READER_FAILED, f"the reader failed: {why}", None
         return verdict
 

@@ -6,14 +6,25 @@ Reads the decision log (``<state root>/analytics/autoplan-guard.jsonl``, see
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
+import sys
 from typing import Any, TextIO
 
-from plangate.errors import StateError
+from plangate.errors import ExitCodes, StateError
 from plangate.guard import log as guard_log
 
 VERIFIED_LABEL = "(verified)"
+EXIT_CODES = ExitCodes(
+    {
+        0: "summarised (an empty or missing log included)",
+        1: "the log cannot be read",
+        2: "bad usage",
+    },
+    usage=2,
+    failure=1,
+)
 
 
 class _Row:
@@ -161,3 +172,12 @@ def log_summary(as_json: bool, out: TextIO, *, path: str | None = None) -> int:
     else:
         out.write(render(summary))
     return 0
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser("log", help="summarise the guard's decision log")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def run(args: argparse.Namespace) -> int:
+    return log_summary(args.json, sys.stdout)

@@ -19,10 +19,12 @@ gate never armed.
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from typing import Any, TextIO
 
+from plangate.errors import ExitCodes
 from plangate.gates import session_record
 from plangate.gates.errors import GateError
 from plangate.gates.gate import GATES
@@ -35,6 +37,18 @@ EXIT_USAGE = 1
 EXIT_NOT_ARMED = 2
 EXIT_ERRORED = 3
 EXPECT_ARMED = "armed"
+EXIT_CODES = ExitCodes(
+    {
+        0: "done",
+        EXIT_USAGE: f"bad usage (`{USAGE}`): a bad flag, `--expect` other than `armed`, a "
+        "malformed session id",
+        EXIT_NOT_ARMED: f"`{NOT_ARMED}`: with `--expect armed`, a session without a `fired` "
+        "marker, or no session at all",
+        EXIT_ERRORED: f"`{ERRORED}`: a session recorded a hook error (wins over 2)",
+    },
+    usage=EXIT_USAGE,
+    usage_label=USAGE,
+)
 COUNTS = ("runs", "fired", "blocked", "released", "exhausted", "observed", "errors")
 
 
@@ -108,7 +122,7 @@ def report(
     summaries = []
     for name in names:
         try:
-            record = session_record.read_record(session_record.record_path(name, state_root))
+            record = session_record.load(name, state_root)
         except GateError as error:
             summaries.append(session_summary(name, None, f"{error.code}: {error.why}"))
             continue
@@ -169,3 +183,14 @@ def _print_table(summaries: list[dict[str, Any]], out: TextIO) -> None:
     for summary in summaries:
         if summary.get("problem"):
             out.write(f"{summary['session']}: {summary['problem']}\n")
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser("report", help="what the skill gates did, per session")
+    parser.add_argument("--session", help="one session id")
+    parser.add_argument("--expect", metavar="armed", help="exit 2 unless a gate armed")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def run(args: argparse.Namespace) -> int:
+    return report(args.session, args.expect, args.json, sys.stdout, err=sys.stderr)

@@ -1,20 +1,17 @@
-"""``plangate run``, ``runs``, ``show``, ``reply`` and ``worker``: plan-governed runs.
+"""``plangate run``: start a plan-governed run and carry it here until it ends or waits.
 
 ``plangate run (PLAN.md | --task TEXT) [--repo DIR] [--attempts N] [--check CMD …]
 [--review/--no-review] [--detach]`` starts a run and, unless detached, carries it in this
-process, printing the conversation, until it is done or waiting on you. ``plangate reply
-RUN MESSAGE`` starts the next turn the same way. ``plangate worker`` serves the queue that
-``--detach`` puts runs on. ``plangate runs`` and ``plangate show`` read the store only.
-
-Exit codes: 0 done (or queued with ``--detach``), 3 waiting on you, 130 interrupted; errors
-are :class:`~plangate.errors.PlangateError` for the CLI to print.
+process, printing the conversation, until it is done or waiting on you. Ctrl+C (or SIGTERM)
+stops following: the command returns at once and the turn in flight stays pending, so a
+worker resumes it (the runs engine carries turns on daemon threads; nothing here waits for
+them). ``plangate reply`` (:mod:`plangate.commands.reply`) follows its turn with the same
+functions.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import signal
 import sys
 import threading
@@ -23,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
-from plangate.errors import UsageError
+from plangate.errors import EXIT_INTERRUPTED, ExitCodes
 from plangate.locations import state_root
 
 TYPE_CHECKING = False
@@ -32,17 +29,32 @@ if TYPE_CHECKING:
     from plangate.runs.model import RunRecord
 
 EXIT_DONE = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
 EXIT_WAITING = 3
-EXIT_INTERRUPTED = 130
+EXIT_CODES = ExitCodes(
+    {
+        EXIT_DONE: "done: the change is on the run's branch (with `--detach`: queued)",
+        EXIT_FAILED: "failed: the runs engine or the agent cannot be started, or the turn "
+        "stopped (the message says why; `plangate show RUN`)",
+        EXIT_USAGE: "bad usage: a bad flag, a plan that cannot run, a `--repo` that is not a "
+        "git repository",
+        EXIT_WAITING: "waiting on you: answer with `plangate reply RUN MESSAGE`",
+    },
+    usage=EXIT_USAGE,
+    failure=EXIT_FAILED,
+)
 
 
-def _engine() -> Engine:
+def engine() -> Engine:
+    """This process's runs engine."""
     from plangate.runs.engine import Engine
 
     return Engine()
 
 
-def _follow(engine: Engine, run_id: str, turn: int, out: TextIO) -> int:
+def follow(engine: Engine, run_id: str, turn: int, out: TextIO) -> int:
+    """Print the turn's conversation until it ends; its exit code (130 when interrupted)."""
     from plangate.runs.engine import event_line
 
     def show(event: Any) -> None:
@@ -76,7 +88,8 @@ def _ending(run: RunRecord, out: TextIO) -> int:
     return EXIT_DONE
 
 
-def _detached(engine: Engine, run_id: str, out: TextIO, spawn: bool) -> int:
+def detached(engine: Engine, run_id: str, out: TextIO, spawn: bool) -> int:
+    """Say who takes a queued run, starting a background worker when none is alive."""
     from plangate.runs.engine import live_workers, spawn_worker
 
     if live_workers(engine.store):
@@ -93,20 +106,12 @@ def _detached(engine: Engine, run_id: str, out: TextIO, spawn: bool) -> int:
     return EXIT_DONE
 
 
-def _stop(engine: Engine, out: TextIO, code: int = EXIT_INTERRUPTED) -> None:
-    """Shut the engine down; if a turn is still in flight here, end the process at once so
-    a worker resumes it (waiting for it would keep the command running)."""
-    if not engine.shutdown():
-        out.flush()
-        os._exit(code)
-
-
-def _raise_interrupt(_signum: int, _frame: object) -> None:
+def raise_interrupt(_signum: int, _frame: object) -> None:
     raise KeyboardInterrupt
 
 
 @contextmanager
-def _on_sigterm(handler: Callable[[int, Any], None]) -> Iterator[None]:
+def on_sigterm(handler: Callable[[int, Any], None]) -> Iterator[None]:
     """Handle SIGTERM with ``handler`` for the duration (main thread only), then restore."""
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -137,9 +142,9 @@ def run_command(
 
     agent = agent or DEFAULT_AGENT
 
-    engine = _engine()
+    runs = engine()
     try:
-        run = engine.create(
+        run = runs.create(
             RunOptions(
                 plan_path=plan,
                 task=task,
@@ -151,318 +156,40 @@ def run_command(
             )
         )
         print(f"Run {run.id}: {run.title or 'untitled'} ({run.worktree})", file=out, flush=True)
-        with _on_sigterm(_raise_interrupt):
-            engine.begin(run.id, 1, detach=detach)
+        with on_sigterm(raise_interrupt):
+            runs.begin(run.id, 1, detach=detach)
             if detach:
-                return _detached(engine, run.id, out, spawn_worker)
-            return _follow(engine, run.id, 1, out)
+                return detached(runs, run.id, out, spawn_worker)
+            return follow(runs, run.id, 1, out)
     finally:
-        _stop(engine, out)
+        runs.shutdown()  # a turn still in flight is left to the workers
 
 
-def reply_command(
-    run_id: str,
-    message: str,
-    *,
-    detach: bool = False,
-    out: TextIO,
-    spawn_worker: bool = True,
-) -> int:
-    """``plangate reply RUN MESSAGE``: a new turn; followed like ``run`` unless detached."""
-    engine = _engine()
-    try:
-        turn = engine.reply(run_id, message)
-        run = engine.resolve(run_id)
-        with _on_sigterm(_raise_interrupt):
-            engine.begin(run.id, turn, detach=detach)
-            if detach:
-                return _detached(engine, run.id, out, spawn_worker)
-            return _follow(engine, run.id, turn, out)
-    finally:
-        _stop(engine, out)
-
-
-def worker_command(*, until_idle: bool = False, concurrency: int | None = None, out: TextIO) -> int:
-    """``plangate worker [--until-idle] [--concurrency N]``: serve the run queue."""
-    if concurrency is not None and concurrency < 1:
-        raise UsageError(
-            f"--concurrency {concurrency} is less than 1", "give --concurrency 1 or more"
-        )
-    engine = _engine()
-    stop = threading.Event()
-
-    def log(line: str) -> None:
-        print(line, file=out, flush=True)
-
-    try:
-        log(f"worker {engine.executor_id} serving runs from {_where(engine.url)}")
-        try:
-            with _on_sigterm(lambda _signum, _frame: stop.set()):
-                engine.serve(until_idle=until_idle, concurrency=concurrency, log=log, stop=stop)
-        except KeyboardInterrupt:
-            stop.set()
-        if stop.is_set():
-            flying = engine.in_flight()
-            log(
-                "worker stopped"
-                + (f"; {flying} run turn(s) in flight resume in another worker" if flying else "")
-            )
-        else:
-            log("worker done: no run left to take")
-        return EXIT_DONE
-    finally:
-        _stop(engine, out, EXIT_DONE)
-
-
-def _where(url: str) -> str:
-    if url.startswith("sqlite:///"):
-        return url.removeprefix("sqlite:///")
-    return url.split("@")[-1]
-
-
-def runs_command(*, as_json: bool = False, out: TextIO) -> int:
-    """``plangate runs [--json]``: every run, its state, attempts and version."""
-    from plangate.runs.engine import run_summary
-
-    engine = _engine()
-    try:
-        records = engine.store.runs()
-        if as_json:
-            rows = []
-            for run in records:
-                row = run_summary(run)
-                row["interrupted"] = engine.interrupted(run)
-                rows.append(row)
-            print(json.dumps(rows, indent=2), file=out)
-            return 0
-        if not records:
-            print("No runs yet. Start one with `plangate run PLAN.md`.", file=out)
-            return 0
-        print(f"{'RUN':<10} {'STATE':<12} {'ATTEMPTS':<9} {'VERSION':<8} TITLE", file=out)
-        for run in records:
-            state = "interrupted" if engine.interrupted(run) else run.state
-            used = f"{run.attempts_used}/{run.attempts_allowed}"
-            version = str(run.version) if run.has_plan else "-"
-            print(f"{run.id:<10} {state:<12} {used:<9} {version:<8} {run.title}", file=out)
-        return 0
-    finally:
-        engine.store.close()
-
-
-def show_data(engine: Engine, run: RunRecord) -> dict[str, Any]:
-    """Everything ``plangate show --json`` prints."""
-    from plangate.runs.engine import run_summary
-
-    store = engine.store
-    data = run_summary(run)
-    data.update(
-        {
-            "repo": run.repo,
-            "branch": run.branch,
-            "worktree": run.worktree,
-            "base_commit": run.base_commit,
-            "agent": run.agent,
-            "task": run.task,
-            "plan_source": run.plan_source,
-            "review": run.review,
-            "interrupted": engine.interrupted(run),
-            "waiting": None
-            if run.waiting is None
-            else {
-                "reason": run.waiting.reason,
-                "detail": run.waiting.detail,
-                "last_message": run.waiting.last_message,
-            },
-            "versions": [
-                {
-                    "seq": v.seq,
-                    "number": v.number,
-                    "accepted": v.accepted,
-                    "trigger": v.trigger,
-                    "why": v.why,
-                    "refusal": v.refusal,
-                    "attempts_used": v.attempts_used,
-                    "failures": [[f.kind, f.summary] for f in v.failures],
-                    "created_at": v.created_at,
-                }
-                for v in store.versions(run.id)
-            ],
-            "steps": [
-                {
-                    "key": s.key,
-                    "turn": s.turn,
-                    "version": s.version,
-                    "step": s.step,
-                    "status": s.status,
-                    "commit": s.commit,
-                    "changed_files": list(s.changed_files),
-                    "escalation": s.escalation,
-                }
-                for s in store.steps(run.id)
-            ],
-            "checks": [
-                {
-                    "round": c.round_key,
-                    "name": c.name,
-                    "command": c.command,
-                    "passed": c.passed,
-                    "exit_code": c.exit_code,
-                    "timed_out": c.timed_out,
-                    "duration_seconds": c.duration_seconds,
-                    "tail": c.tail,
-                }
-                for c in store.checks(run.id)
-            ],
-            "failures": [
-                {"turn": turn, "attempt": attempt, "kind": f.kind, "summary": f.summary}
-                for turn, attempt, f in store.failures(run.id)
-            ],
-            "conversation": [
-                {"seq": e.seq, "turn": e.turn, "kind": e.kind, "text": e.text}
-                for e in store.events(run.id)
-            ],
-        }
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "run", help="carry out a plan (or a task) in a worktree of its own"
     )
-    return data
-
-
-def show_command(
-    run_id: str, *, version: int | None = None, as_json: bool = False, out: TextIO
-) -> int:
-    """``plangate show RUN [--version N] [--json]``."""
-    engine = _engine()
-    try:
-        run = engine.resolve(run_id)
-        if version is not None:
-            return _show_version(engine, run, version, as_json, out)
-        data = show_data(engine, run)
-        if as_json:
-            print(json.dumps(data, indent=2), file=out)
-            return 0
-        print(f"Run {run.id}: {run.title}", file=out)
-        state = engine.describe_state(run)
-        if run.waiting is not None:
-            state += f": {run.waiting.reason} ({run.waiting.detail})"
-        print(f"State: {state}", file=out)
-        print(
-            f"Attempts: {run.attempts_used} of {run.attempts_allowed} used in turn {run.turn}",
-            file=out,
-        )
-        print(f"Branch: {run.branch} in {run.repo}", file=out)
-        print(f"Worktree: {run.worktree}", file=out)
-        if run.has_plan:
-            print(f"Plan: version {run.version}", file=out)
-            print("Versions:", file=out)
-            for v in data["versions"]:
-                label = f"version {v['number']}" if v["accepted"] else "refused"
-                print(f"  {label}: {v['why']}", file=out)
-                if v["refusal"]:
-                    print(f"    {v['refusal']}", file=out)
-        else:
-            print(f"Task: {run.task}", file=out)
-        print("Conversation:", file=out)
-        from plangate.runs.engine import event_line
-        from plangate.runs.model import Event
-
-        for e in data["conversation"]:
-            event = Event(e["seq"], e["kind"], e["text"], e["turn"])
-            print("  " + event_line(run.id, event).replace("\n", "\n  "), file=out)
-        return 0
-    finally:
-        engine.store.close()
-
-
-def _show_version(engine: Engine, run: RunRecord, number: int, as_json: bool, out: TextIO) -> int:
-    record = engine.store.version(run.id, number)
-    if record is None:
-        raise UsageError(
-            f"run {run.id} has no version {number}",
-            f"its versions are 1 to {run.version}" if run.has_plan else "the run has no plan",
-        )
-    if as_json:
-        data = {
-            "run": run.id,
-            "number": record.number,
-            "current": record.number == run.version,
-            "trigger": record.trigger,
-            "why": record.why,
-            "attempts_used": record.attempts_used,
-            "failures": [[f.kind, f.summary, f.output_tail] for f in record.failures],
-            "plan_text": record.plan_text,
-            "created_at": record.created_at,
-        }
-        print(json.dumps(data, indent=2), file=out)
-        return 0
-    current = " (current)" if record.number == run.version else ""
-    print(f"Run {run.id}, version {number} of the plan{current}", file=out)
-    print(f"Why this version: {record.why}", file=out)
-    if number > 1:
-        print(f"See version {number - 1}: plangate show {run.id} --version {number - 1}", file=out)
-    print("", file=out)
-    out.write(record.plan_text)
-    return 0
-
-
-def add_parsers(commands: argparse._SubParsersAction[Any]) -> None:
-    """Add ``run``, ``runs``, ``show``, ``reply`` and ``worker`` to the CLI's subcommands;
-    each sets ``handler(args) -> int``."""
-    run = commands.add_parser("run", help="carry out a plan (or a task) in a worktree of its own")
-    run.add_argument("plan", nargs="?", help="the plan file (docs/plan-format.md)")
-    run.add_argument("--task", help="a bare task, run without a plan")
-    run.add_argument("--repo", default=".", help="the git repository (default: here)")
-    run.add_argument("--attempts", type=int, help="attempts for this run (default: config)")
-    run.add_argument(
+    parser.add_argument("plan", nargs="?", help="the plan file (docs/plan-format.md)")
+    parser.add_argument("--task", help="a bare task, run without a plan")
+    parser.add_argument("--repo", default=".", help="the git repository (default: here)")
+    parser.add_argument("--attempts", type=int, help="attempts for this run (default: config)")
+    parser.add_argument(
         "--check", action="append", default=[], metavar="CMD", help="an extra check command"
     )
-    run.add_argument("--review", action=argparse.BooleanOptionalAction, default=False)
-    run.add_argument("--detach", action="store_true", help="queue the run for a worker")
-    run.add_argument("--agent", default=None, help=argparse.SUPPRESS)
-    run.set_defaults(
-        handler=lambda a: run_command(
-            a.plan,
-            task=a.task,
-            repo=a.repo,
-            attempts=a.attempts,
-            checks=a.check,
-            review=a.review,
-            detach=a.detach,
-            agent=a.agent,
-            out=sys.stdout,
-        )
+    parser.add_argument("--review", action=argparse.BooleanOptionalAction, default=False)
+    parser.add_argument("--detach", action="store_true", help="queue the run for a worker")
+    parser.add_argument("--agent", default=None, help=argparse.SUPPRESS)
+
+
+def run(args: argparse.Namespace) -> int:
+    return run_command(
+        args.plan,
+        task=args.task,
+        repo=args.repo,
+        attempts=args.attempts,
+        checks=args.check,
+        review=args.review,
+        detach=args.detach,
+        agent=args.agent,
+        out=sys.stdout,
     )
-    runs = commands.add_parser("runs", help="list the runs")
-    runs.add_argument("--json", action="store_true")
-    runs.set_defaults(handler=lambda a: runs_command(as_json=a.json, out=sys.stdout))
-    show = commands.add_parser("show", help="a run's state, attempts, versions and conversation")
-    show.add_argument("run")
-    show.add_argument("--version", type=int, help="show this version of the plan and why")
-    show.add_argument("--json", action="store_true")
-    show.set_defaults(
-        handler=lambda a: show_command(a.run, version=a.version, as_json=a.json, out=sys.stdout)
-    )
-    reply = commands.add_parser("reply", help="answer a run that waits on you")
-    reply.add_argument("run")
-    reply.add_argument("message")
-    reply.add_argument("--detach", action="store_true")
-    reply.set_defaults(
-        handler=lambda a: reply_command(a.run, a.message, detach=a.detach, out=sys.stdout)
-    )
-    worker = commands.add_parser("worker", help="take runs from the queue")
-    worker.add_argument("--until-idle", action="store_true", help="stop when no run is left")
-    worker.add_argument("--concurrency", type=int, help="runs at once in this worker")
-    worker.set_defaults(
-        handler=lambda a: worker_command(
-            until_idle=a.until_idle, concurrency=a.concurrency, out=sys.stdout
-        )
-    )
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m plangate.commands.run`` is the plangate CLI (the tests start runs so)."""
-    from plangate.cli import main as cli_main
-
-    return cli_main(argv)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

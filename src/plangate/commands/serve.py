@@ -4,26 +4,35 @@ A local web page over the runs database (``$PLANGATE_DATABASE_URL``, else ``<sta
 root>/runs.db``): the runs, each run's conversation, plan versions, code changes and
 checks, followed live, and a reply box for a run that waits on you. It listens on this
 machine's loopback interface only. ``--port 0`` picks a free port. Runs until Ctrl+C.
-
-Exit codes: 0 stopped; errors are :class:`~plangate.errors.PlangateError` for the CLI.
 """
 
 from __future__ import annotations
 
+import argparse
 import errno
 import signal
 import socket
 import sys
 import threading
 import webbrowser
-from collections.abc import Sequence
-from typing import TextIO
+from typing import Any, TextIO
 
-from plangate.errors import PlangateError, UsageError
+from plangate.errors import ExitCodes, PlangateError, UsageError
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 LOOPBACK = {"127.0.0.1": "127.0.0.1", "localhost": "127.0.0.1", "::1": "::1"}
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+EXIT_CODES = ExitCodes(
+    {
+        0: "stopped (Ctrl+C or SIGTERM)",
+        1: "cannot start: a Python package the viewer needs is missing, or the runs database "
+        "cannot be used",
+        2: "bad usage: a bad flag, a host other than loopback, a port that is not free",
+    },
+    usage=2,
+    failure=1,
+)
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -47,10 +56,6 @@ def _bind(host: str, port: int) -> socket.socket:
     sock.listen(128)
     sock.set_inheritable(True)
     return sock
-
-
-def _interrupt(_signum: int, _frame: object) -> None:
-    raise KeyboardInterrupt
 
 
 def serve(
@@ -86,33 +91,43 @@ def serve(
     shown = f"[{LOOPBACK[host]}]" if ":" in LOOPBACK[host] else LOOPBACK[host]
     address = f"http://{shown}:{bound}/runs"
     where = url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else url.split("@")[-1]
-    print(f"Run viewer at {address} (runs from {where}). Ctrl+C stops it.", file=out, flush=True)
     server = uvicorn.Server(
         uvicorn.Config(
             create_app(url), log_level="warning", access_log=False, lifespan="on", workers=1
         )
     )
-    if open_browser:
-        threading.Timer(0.5, webbrowser.open, args=(address,)).start()
+    previous: dict[int, Any] = {}
     if threading.current_thread() is threading.main_thread():
-        # uvicorn stops on SIGTERM, then raises it again: end like Ctrl+C, saying so.
-        signal.signal(signal.SIGTERM, _interrupt)
+        # Ctrl+C and SIGTERM stop the server whenever they come: uvicorn takes them while it
+        # serves and raises them again once stopped, which lands here too. Set before the
+        # address is printed, so that a signal right after it ends the same way.
+        def stop(_signum: int, _frame: object) -> None:
+            server.should_exit = True
+
+        previous = {signum: signal.signal(signum, stop) for signum in STOP_SIGNALS}
     try:
+        print(
+            f"Run viewer at {address} (runs from {where}). Ctrl+C stops it.", file=out, flush=True
+        )
+        if open_browser:
+            threading.Timer(0.5, webbrowser.open, args=(address,)).start()
         server.run(sockets=[sock])
     except KeyboardInterrupt:
         pass
     finally:
         sock.close()
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
     print("Run viewer stopped.", file=out, flush=True)
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m plangate.commands.serve [--port N]`` is ``plangate serve``."""
-    from plangate.cli import main as cli_main
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser("serve", help="the run viewer: a local web page on 127.0.0.1")
+    parser.add_argument("--host", default=DEFAULT_HOST, help="127.0.0.1, localhost or ::1")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="0 picks a free port")
+    parser.add_argument("--open", action="store_true", help="open it in a browser")
 
-    return cli_main(["serve", *(sys.argv[1:] if argv is None else argv)])
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+def run(args: argparse.Namespace) -> int:
+    return serve(args.host, args.port, args.open, sys.stdout)

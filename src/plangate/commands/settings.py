@@ -10,14 +10,22 @@ timeout) and an ``env`` block that turns each named gate on for that session onl
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from typing import TextIO
 
+from plangate.errors import ExitCodes
 from plangate.gates.gate import AUTOPLAN, CEO_REVIEW
 from plangate.hooks import registry
 
 USAGE = "SKILL_GATES_USAGE"
+EXIT_USAGE = 1
+EXIT_CODES = ExitCodes(
+    {0: "printed", EXIT_USAGE: f"bad usage (`{USAGE}`): no gate named, or a bad flag"},
+    usage=EXIT_USAGE,
+    usage_label=USAGE,
+)
 
 
 def settings_object(
@@ -47,6 +55,18 @@ def settings(
         sink.write(
             f"plangate settings: {USAGE}: name at least one gate (--ceo-review, --autoplan)\n"
         )
-        return 1
+        return EXIT_USAGE
     out.write(json.dumps(settings_object(ceo_review, autoplan, python), indent=2) + "\n")
     return 0
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "settings", help="print settings JSON for `claude -p --settings` with gates on"
+    )
+    parser.add_argument("--ceo-review", action="store_true", help="the /plan-ceo-review gate")
+    parser.add_argument("--autoplan", action="store_true", help="the /autoplan gate")
+
+
+def run(args: argparse.Namespace) -> int:
+    return settings(args.ceo_review, args.autoplan, sys.stdout, err=sys.stderr)

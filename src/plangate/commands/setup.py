@@ -17,6 +17,7 @@ config (plangate's own state, outside Claude Code's folder).
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import shutil
@@ -27,13 +28,23 @@ from typing import TextIO
 import plangate
 from plangate import config, jsonio, settings_file
 from plangate.config import display_path
-from plangate.errors import ConfigError, UsageError
+from plangate.errors import ConfigError, ExitCodes, UsageError
 from plangate.hooks import registry
 from plangate.locations import claude_config_dir, state_root
 
 SKILL_MARKER = ".plangate-installed"
 SKILLS_LOCK = ".plangate-skills-lock"
 _IGNORED = ("__pycache__",)
+EXIT_CODES = ExitCodes(
+    {
+        0: "installed, or removed with `--uninstall` (also when nothing needed changing)",
+        1: "refused: a file or folder it cannot use or write, such as a settings.json that "
+        "is not JSON or a skills folder that is not plangate's (the message says what to do)",
+        2: "bad usage: a bad flag, a gate switch other than on or off, switches with `--uninstall`",
+    },
+    usage=2,
+    failure=1,
+)
 
 
 def flag_value(option: str, text: str | None) -> bool | None:
@@ -415,6 +426,8 @@ def _uninstall(
                     target = os.path.join(skills_dir, name)
                     shutil.rmtree(target)
                     print(f"removed skill {name} from {display_path(target)}", file=out)
+                with contextlib.suppress(OSError):
+                    os.rmdir(skills_dir)  # only when empty: the folder setup made for them
         else:
             print(f"no plangate skills in {display_path(skills_dir)}", file=out)
 
@@ -450,3 +463,46 @@ def _user_settings_have_ours(claude_dir: str) -> bool:
     except ConfigError:
         return False
     return bool(settings_file.plangate_groups(user.data))
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "setup",
+        help="install the skills and register plangate's hooks in Claude Code",
+        description=(
+            "Install plangate's skills into Claude Code's skills folder and register its hooks "
+            "in settings.json. Safe to repeat; other tools' hooks are left alone."
+        ),
+    )
+    parser.add_argument(
+        "--project", action="store_true", help="write .claude/settings.json of this folder"
+    )
+    parser.add_argument("--uninstall", action="store_true", help="remove what plangate added")
+    for gate, what in (("ceo-review-gate", "/plan-ceo-review"), ("autoplan-gate", "/autoplan")):
+        dest = gate.replace("-", "_")
+        parser.add_argument(
+            f"--{gate}",
+            dest=dest,
+            nargs="?",
+            const="on",
+            metavar="on|off",
+            help=f"turn the {what} skill gate on (or =off) and save it",
+        )
+        parser.add_argument(
+            f"--no-{gate}",
+            dest=dest,
+            action="store_const",
+            const="off",
+            help=f"turn the {what} skill gate off and save it",
+        )
+
+
+def run(args: argparse.Namespace) -> int:
+    return setup(
+        project=args.project,
+        uninstall=args.uninstall,
+        ceo_review_gate=flag_value("--ceo-review-gate", args.ceo_review_gate),
+        autoplan_gate=flag_value("--autoplan-gate", args.autoplan_gate),
+        out=sys.stdout,
+        err=sys.stderr,
+    )

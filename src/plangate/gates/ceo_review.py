@@ -84,24 +84,19 @@ def falls_short(path: str, loaded: float, root: str) -> str | None:
 
 
 def _git(args: list[str], deadline: Deadline) -> tuple[int, bytes]:
-    import subprocess
+    from plangate.processes import run_bounded
 
     env = dict(os.environ)
     env.update({"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"})
     try:
-        done = subprocess.run(
-            ["git", *args],
-            capture_output=True,
-            stdin=subprocess.DEVNULL,
-            env=env,
-            timeout=max(0.05, deadline.remaining()),
-            check=False,
+        done = run_bounded(
+            ["git", *args], env=env, timeout=max(0.05, deadline.remaining()), grace=0.1
         )
-    except subprocess.TimeoutExpired:
-        raise GateError(GATE_TIMEOUT, "git did not answer before the deadline") from None
     except OSError:
         return 127, b""
-    return done.returncode, done.stdout
+    if done.timed_out:
+        raise GateError(GATE_TIMEOUT, "git did not answer before the deadline")
+    return done.returncode, done.stdout_bytes
 
 
 def changed_markdown(cwd: str, deadline: Deadline) -> tuple[str | None, list[str], list[str]]:

@@ -36,24 +36,9 @@ def read_payload(stream: BinaryIO) -> dict[str, object] | str:
 
 def _alarm(seconds: float) -> Callable[[], None] | None:
     """Raise :class:`GateTimeout` after ``seconds`` (plus a little); returns the cancel."""
-    try:
-        import signal
+    from plangate.gates.errors import GateTimeout
 
-        from plangate.gates.errors import GateTimeout
-
-        def expired(signum: int, frame: object) -> None:
-            raise GateTimeout()
-
-        previous = signal.signal(signal.SIGALRM, expired)
-        signal.setitimer(signal.ITIMER_REAL, seconds + 0.25)
-    except (ImportError, ValueError, OSError, AttributeError):
-        return None
-
-    def cancel() -> None:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-    return cancel
+    return runtime.alarm(seconds + 0.25, GateTimeout)
 
 
 def _bad_payload(event: str, why: str, stderr: TextIO) -> Output:

@@ -3,7 +3,8 @@
 It does when a heading (any level, ATX or setext) whose text contains ``Findings`` or ``Top
 risks`` (any case) is followed, inside its section, by a numbered list that starts at 1 and
 has at least one item that is not a placeholder. The section ends at the next heading of the
-same or a higher level; lines in fenced code blocks are never headings or items.
+same or a higher level; lines in fenced code blocks are never headings or items (fences and
+ATX headings by :mod:`plangate.markdown`).
 
 An item is a placeholder when its first line is empty, only ``TBD``/``TODO``/``...``, holds a
 template slot (``[risk]``, ``<The risk, in one sentence.>``; links, autolinks and ``[1]``
@@ -11,6 +12,8 @@ are not slots), or the word ``TBD`` or ``TODO``.
 """
 
 from __future__ import annotations
+
+from plangate import markdown
 
 HEADING_WORDS = ("findings", "top risks")
 _EMPHASIS = "*_`~"
@@ -31,25 +34,9 @@ class Check:
         return f"Check(ok={self.ok!r}, why={self.why!r})"
 
 
-def _fence(stripped: str) -> str | None:
-    for marker in ("```", "~~~"):
-        if stripped.startswith(marker):
-            return stripped[: len(stripped) - len(stripped.lstrip(marker[0]))]
-    return None
-
-
 def _atx(line: str) -> tuple[int, str] | None:
-    if len(line) - len(line.lstrip(" ")) > 3:
-        return None
-    stripped = line.strip()
-    level = len(stripped) - len(stripped.lstrip("#"))
-    if not 1 <= level <= 6:
-        return None
-    rest = stripped[level:]
-    if rest and rest[0] not in " \t":
-        return None
-    text = rest.strip().rstrip("#").strip()
-    return level, text
+    level, text = markdown.atx_heading(line)
+    return (level, text) if level else None
 
 
 def _setext(line: str) -> int | None:
@@ -66,23 +53,19 @@ def _setext(line: str) -> int | None:
 def headings(lines: list[str]) -> list[tuple[int, int, str, int]]:
     """``(line index, level, text, first body line)`` of every heading outside fenced code."""
     found: list[tuple[int, int, str, int]] = []
-    fence: str | None = None
+    fences = markdown.Fences()
+    after_code = True  # the first line has no line above it to underline
     for index, line in enumerate(lines):
-        stripped = line.strip()
-        if fence is not None:
-            if stripped.startswith(fence) and stripped.strip(fence[0]) == "":
-                fence = None
+        if fences.code(line):
+            after_code = True
             continue
-        opened = _fence(stripped)
-        if opened is not None:
-            fence = opened
-            continue
+        underlines_code, after_code = after_code, False
         atx = _atx(line)
         if atx is not None:
             found.append((index, atx[0], atx[1], index + 1))
             continue
         level = _setext(line)
-        if level is not None and index > 0:
+        if level is not None and not underlines_code:
             previous = lines[index - 1]
             if (
                 previous.strip()
@@ -154,16 +137,10 @@ def _lists(lines: list[str]) -> list[tuple[int, list[str]]]:
     """Ordered lists in ``lines`` (fenced code skipped): ``(start, item first lines)``."""
     found: list[tuple[int, list[str]]] = []
     current: list[str] | None = None
-    fence: str | None = None
+    fences = markdown.Fences()
     for line in lines:
         stripped = line.strip()
-        if fence is not None:
-            if stripped.startswith(fence) and stripped.strip(fence[0]) == "":
-                fence = None
-            continue
-        opened = _fence(stripped)
-        if opened is not None:
-            fence = opened
+        if fences.code(line):
             current = None
             continue
         item = _item(line)
@@ -181,7 +158,7 @@ def _lists(lines: list[str]) -> list[tuple[int, list[str]]]:
 
 def check_text(text: str) -> Check:
     """Whether ``text`` ranks the top risks; when not, why in a few words."""
-    lines = text.splitlines()
+    lines = markdown.split_lines(text)
     found = headings(lines)
     matching = [entry for entry in found if any(w in entry[2].lower() for w in HEADING_WORDS)]
     if not matching:

@@ -11,10 +11,16 @@ reader never sees half a file::
      "stops": {"main": 41, "agent:a4d1": 17},
      "markers": ["PLANGATE_GATE ceo-review-gate fired session=… skill=plan-ceo-review …"]}
 
-The lock is a file created exclusively beside the record (``record.lock``, holding its
-owner's token). A hook waits for it at most 3 seconds (``GATE_LOCKED``); a lock file older
-than 30 seconds belongs to a hook that died or hung, and is taken over by renaming it away
-(one contender wins the rename). Hook path: standard library only.
+The lock is :class:`plangate.files.Lock` on ``record.lock`` beside the record. A hook waits
+for it at most 3 seconds (``GATE_LOCKED``); a lock held for over 30 seconds belongs to a hook
+that hung, and is taken over.
+
+An error that cannot reach the record (the lock stayed busy, the record cannot be written) is
+appended to ``errors.pending.jsonl`` beside it instead: one line per error, written with one
+``O_APPEND`` write, so no lock is needed and concurrent hooks never interleave lines. The next
+update merges what it has not merged yet (the record keeps the byte offset it merged to, so
+nothing is lost or counted twice), and :func:`load` merges it in memory for ``plangate
+report`` when no update came since. Hook path: standard library only.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from __future__ import annotations
 import os
 import time
 
-from plangate import jsonio, locations
+from plangate import files, jsonio, locations
 from plangate.gates.errors import GATE_LOCKED, GATE_STATE, GateError
 
 TYPE_CHECKING = False
@@ -34,6 +40,8 @@ SCHEMA = 1
 FOLDER = "skill-gates"
 RECORD = "record.json"
 LOCK = "record.lock"
+PENDING = "errors.pending.jsonl"
+PENDING_MAX_BYTES = 1024 * 1024
 LOCK_WAIT_S = 3.0
 LOCK_STALE_S = 30.0
 LOCK_POLL_S = 0.01
@@ -110,14 +118,13 @@ def add_markers(record: dict[str, Any], lines: list[str]) -> None:
 
 
 def _write(path: str, record: dict[str, Any]) -> None:
-    from plangate.config import write_atomic
-    from plangate.errors import StateError
-
     data = (jsonio.dumps(record) + "\n").encode("ascii")
     try:
-        write_atomic(path, data, mode=0o600, error=StateError)
-    except StateError as error:
-        raise GateError(GATE_STATE, error.message) from None
+        files.replace(path, data, 0o600, durable=True)
+    except OSError as error:
+        raise GateError(
+            GATE_STATE, f"cannot write the session record: {error.strerror or error}"
+        ) from None
 
 
 def _make_folder(folder: str) -> None:
@@ -131,90 +138,31 @@ def _make_folder(folder: str) -> None:
         raise GateError(GATE_STATE, "the session folder is not a folder")
 
 
-class SessionLock:
-    """The per-session lock file; a context manager."""
+class SessionLock(files.Lock):
+    """The per-session lock (:class:`plangate.files.Lock` on ``record.lock``): waited for
+    ``wait`` seconds (``GATE_LOCKED`` after), taken over once held for ``stale`` seconds."""
 
-    __slots__ = ("path", "wait", "stale", "token", "held")
+    __slots__ = ()
 
     def __init__(self, folder: str, wait: float | None = None, stale: float | None = None):
-        self.path = os.path.join(folder, LOCK)
-        self.wait = LOCK_WAIT_S if wait is None else wait
-        self.stale = LOCK_STALE_S if stale is None else stale
-        self.token = f"{os.getpid()}-{os.urandom(6).hex()}".encode("ascii")
-        self.held = False
-
-    def __enter__(self) -> SessionLock:
-        self.acquire()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.release()
+        super().__init__(
+            os.path.join(folder, LOCK),
+            timeout=LOCK_WAIT_S if wait is None else wait,
+            stale=LOCK_STALE_S if stale is None else stale,
+            poll=LOCK_POLL_S,
+        )
 
     def acquire(self) -> None:
-        until = time.monotonic() + self.wait
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-        while True:
-            try:
-                descriptor = os.open(self.path, flags, 0o600)
-            except FileExistsError:
-                self._take_over_if_stale()
-            except OSError as error:
-                raise GateError(
-                    GATE_STATE, f"cannot create the session lock: {error.strerror or error}"
-                ) from None
-            else:
-                try:
-                    os.write(descriptor, self.token)
-                finally:
-                    os.close(descriptor)
-                self.held = True
-                return
-            if time.monotonic() >= until:
-                raise GateError(
-                    GATE_LOCKED, f"another hook held the session lock for over {self.wait:g} s"
-                )
-            time.sleep(LOCK_POLL_S)
-
-    def _take_over_if_stale(self) -> None:
         try:
-            info = os.stat(self.path)
-        except FileNotFoundError:
-            return
-        if time.time() - info.st_mtime < self.stale:
-            return
-        grave = f"{self.path}.stale-{self.token.decode('ascii')}"
-        try:
-            os.rename(self.path, grave)
-        except OSError:
-            return  # another contender took it over first
-        try:
-            moved = os.stat(grave)
-            if (moved.st_dev, moved.st_ino) != (info.st_dev, info.st_ino):
-                # A fresh lock was created between our look and our rename: give it back.
-                try:  # noqa: SIM105 - contextlib would cost the hook path an import
-                    os.link(grave, self.path)
-                except OSError:
-                    pass
-        finally:
-            try:  # noqa: SIM105
-                os.unlink(grave)
-            except OSError:
-                pass
-
-    def release(self) -> None:
-        if not self.held:
-            return
-        self.held = False
-        try:
-            with open(self.path, "rb") as stream:
-                owner = stream.read(64)
-        except OSError:
-            return
-        if owner == self.token:
-            try:  # noqa: SIM105
-                os.unlink(self.path)
-            except OSError:
-                pass
+            super().acquire()
+        except TimeoutError:
+            raise GateError(
+                GATE_LOCKED, f"another hook held the session lock for over {self.timeout:g} s"
+            ) from None
+        except OSError as error:
+            raise GateError(
+                GATE_STATE, f"cannot create the session lock: {error.strerror or error}"
+            ) from None
 
 
 def update(
@@ -236,9 +184,60 @@ def update(
 
     with SessionLock(folder, wait=wait):
         record = read_record(path) or new_record(session)
+        merge_pending(folder, record)
         change(record)
         record["updated_at"] = utc_timestamp()
         _write(path, record)
+    return record
+
+
+def append_pending(
+    session: str, switch: str, error: dict[str, Any], state_root: str | None = None
+) -> None:
+    """Keep an error the record could not take (see the module docstring). Raises OSError."""
+    folder = session_folder(session, state_root)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    line = (jsonio.dumps({"gate": switch, **error}) + "\n").encode("ascii")
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+    descriptor = os.open(os.path.join(folder, PENDING), flags, 0o600)
+    try:
+        os.write(descriptor, line)
+    finally:
+        os.close(descriptor)
+
+
+def merge_pending(folder: str, record: dict[str, Any]) -> None:
+    """Add the pending errors after the record's merged offset to its gates' error counts."""
+    merged = record.get("pending_merged")
+    start = merged if isinstance(merged, int) and merged >= 0 else 0
+    try:
+        with open(os.path.join(folder, PENDING), "rb") as stream:
+            stream.seek(start)
+            data = stream.read(PENDING_MAX_BYTES)
+    except OSError:
+        return
+    end = data.rfind(b"\n") + 1
+    for line in data[:end].splitlines():
+        try:
+            value = jsonio.loads(line.decode("utf-8"))
+        except (UnicodeDecodeError, jsonio.JSONError):
+            continue
+        if isinstance(value, dict) and isinstance(value.get("gate"), str):
+            switch = value.pop("gate")
+            add_error(gate_entry(record, switch), value)
+    record["pending_merged"] = start + end
+
+
+def load(session: str, state_root: str | None = None) -> dict[str, Any] | None:
+    """The record with its pending errors merged (in memory), for reporting; None when the
+    session has neither."""
+    folder = session_folder(session, state_root)
+    record = read_record(os.path.join(folder, RECORD))
+    if record is None:
+        if not os.path.exists(os.path.join(folder, PENDING)):
+            return None
+        record = new_record(session)
+    merge_pending(folder, record)
     return record
 
 

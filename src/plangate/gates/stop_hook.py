@@ -21,6 +21,7 @@ from plangate.gates.errors import (
     GATE_BAD_PAYLOAD,
     GATE_STATE,
     GATE_TIMEOUT,
+    GATE_TRANSCRIPT,
     GATE_UNEXPECTED,
     REMEDIES,
     GateError,
@@ -258,6 +259,7 @@ def _read(
 
     if subagent:
         assert isinstance(agent_path, str)
+        _check_subagent_path(agent_path, transcript, session, ctx.agent_id)
         view, _ = reader.read_subagent(agent_path, ctx.agent_id, ctx.last_message, after, deadline)
     else:
         view, _ = reader.read_session(
@@ -265,6 +267,17 @@ def _read(
         )
     deadline.check("reading the transcript")
     return view
+
+
+def _check_subagent_path(path: str, transcript: str, session: str, agent: str | None) -> None:
+    """Only this session's own subagent transcript is read (``GATE_TRANSCRIPT`` otherwise):
+    a payload naming another file must not make this session's gate judge it."""
+    from plangate.journal.identity import IdentityError, check_subagent_layout
+
+    try:
+        check_subagent_layout(path, transcript, session, agent)
+    except IdentityError as error:
+        raise GateError(GATE_TRANSCRIPT, error.detail) from None
 
 
 def _judge(gate: Gate, ctx: Context, view: View, deadline: Deadline, subagent: bool) -> Judgement:
@@ -457,16 +470,19 @@ def _apply_all(
     try:
         session_record.update(session, change, state_root=state_root)
     except GateError as failure:
-        # The record could not hold this call: nothing is blocked, everything is an error.
+        # The record could not hold this call: nothing is blocked, everything is an error,
+        # kept in the pending file so that `plangate report` still counts it.
         gates = sorted({g for g, _ in errors} | {j.gate for j in judgements}, key=_order)
-        for gate in gates:
-            marker = _error_marker(gate, session, failure, agent)
-            outcome.markers.append((gate, marker))
-            outcome.errors.append((marker, failure.code))
-        for gate, error in errors:
+        now = utc_timestamp()
+        for gate, error in [(g, failure) for g in gates] + errors:
             marker = _error_marker(gate, session, error, agent)
             outcome.markers.append((gate, marker))
             outcome.errors.append((marker, error.code))
+            try:
+                entry = _error_entry(error, event, now, agent)
+                session_record.append_pending(session, gate.switch, entry, state_root)
+            except OSError:
+                pass  # nowhere left to keep it: the trace log and stderr still say it
         return
     outcome.markers.extend(produced)
     outcome.reasons.extend(reasons)

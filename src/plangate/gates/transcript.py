@@ -231,6 +231,12 @@ def settled(
             view.matched = matched
             return view, True
         if time.monotonic() >= until:
+            # Nothing newer came: the stop already judged at ``after``, delivered again (a
+            # retry, or the hook registered twice) is that stop, counted once under the lock.
+            repeated = matching_text(view.events, last_message, None) if after else None
+            if repeated is not None and repeated == after:
+                view.matched = repeated
+                return view, True
             return view, False
         deadline.check("re-reading the transcript")
         sleep(POLL_S)

@@ -23,7 +23,7 @@ import os
 import time
 
 from plangate import jsonio, locations
-from plangate.files import remove_quietly, replace_private
+from plangate.files import replace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -104,7 +104,6 @@ def append_decision(
 
 def trim(path: str, keep: int = KEEP_LINES) -> bool:
     """Rewrite ``path`` to its newest ``keep`` non-empty lines; True when done. Never raises."""
-    temp = f"{path}.{os.getpid()}.{int(time.time() * 1000)}.tmp"
     try:
         with open(path, "rb") as source:
             size = os.fstat(source.fileno()).st_size
@@ -116,8 +115,7 @@ def trim(path: str, keep: int = KEEP_LINES) -> bool:
             lines = lines[1:]  # the first piece may be the end of a cut line
         kept = [line for line in lines if line.strip()][-keep:]
         data = b"".join(line + b"\n" for line in kept)
-        replace_private(path, temp, data)
+        replace(path, data, 0o600)  # not durable: a summary, trimmed again when it grows
         return True
     except Exception:  # noqa: BLE001 - the log must never change a decision
-        remove_quietly(temp)
         return False

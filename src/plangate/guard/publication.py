@@ -2,9 +2,10 @@
 
 A report declares its phase on a line of its own: ``Phase 1 complete`` (also ``Phase 1 (CEO)
 is complete.``, ``**Phase 2.5 DX review complete**``, ``Phase 3 done: …``). Copies that are not
-a declaration do not count: lines in fenced code blocks, indented code, block quotes, lines
-introduced as an example, template or quote, and declarations hedged or negated (``Phase 1
-will be complete``, ``Phase 1 complete if the reviewer agrees``, ``Phase 1 is not complete``).
+a declaration do not count: lines in fenced code blocks (CommonMark's fences, by
+:mod:`plangate.markdown`), indented code, block quotes, lines introduced as an example,
+template or quote, and declarations hedged or negated (``Phase 1 will be complete``, ``Phase 1
+complete if the reviewer agrees``, ``Phase 1 is not complete``).
 
 A declaration line has this shape, matched case-insensitively by hand (importing :mod:`re`
 would cost every guarded decision about ten milliseconds)::
@@ -18,6 +19,8 @@ brackets before a bare name before none, and the shortest bare name.
 """
 
 from __future__ import annotations
+
+from plangate import markdown
 
 PHASE_NUMBERS = {"ceo": "1", "design": "2", "dx": "2.5", "eng": "3", "tasks": "4"}
 _NAMES = {
@@ -53,18 +56,12 @@ _WITHDRAWALS = ("withdrawn", "withdraw", "retracted", "not complete", "incomplet
 def declared_numbers(text: str) -> list[str]:
     numbers: list[str] = []
     recaps: list[str] = []  # "with" recaps a later withdrawal line in the message cancels
-    fence: str | None = None
+    fences = markdown.Fences()
     previous = ""
-    for raw in text.splitlines():
+    for raw in markdown.split_lines(text):
+        if fences.code(raw):
+            continue
         stripped = raw.strip()
-        if fence is not None:
-            if stripped.startswith(fence) and stripped.strip(fence[0]) == "":
-                fence = None
-            continue
-        if stripped.startswith(("```", "~~~")):
-            marker = stripped[0]
-            fence = stripped[: len(stripped) - len(stripped.lstrip(marker))]
-            continue
         indented = raw.startswith(("    ", "\t"))
         introduced = previous.endswith(":") and any(
             word in previous.lower() for word in _INTRODUCERS

@@ -45,6 +45,7 @@ JOURNAL_LAG = "journal_lag"
 REWRITTEN = "rewritten"
 TOO_LARGE = "too_large"
 UNSEEN_VERSION = "unseen_version"
+GUARD_TIMEOUT = "guard_timeout"
 # Fallback denials.
 COMPETING_ROOT = "competing_root"
 FOREIGN_CWD = "foreign_cwd"
@@ -119,6 +120,11 @@ TABLE: dict[str, tuple[str, str]] = {
         "Journal bytes the guard had already read changed while it was reading them.",
     ),
     TOO_LARGE: (UNVERIFIED, "One session journal record is over the 32 MiB record limit."),
+    GUARD_TIMEOUT: (
+        UNVERIFIED,
+        "The guard could not decide within its deadline (the session journal is too large or "
+        "the machine too busy to read it in time).",
+    ),
     UNSEEN_VERSION: (
         UNVERIFIED,
         "A Claude Code release newer than the ones plangate has checked passed the reviewer "

@@ -5,6 +5,9 @@ are answered at once (``{}``, or an explicit allow for /autoplan's own files), a
 standard library and plangate's hook-path modules are loaded. A phase-entry call loads the
 decision machinery, reads the session journal and decides; every decision is logged.
 An unexpected error is the ``installation`` denial: a broken guard never lets a call through.
+A decision not made within the guard's deadline (``PLANGATE_GUARD_DEADLINE_MS``, 10 s by
+default, at most 20 s: below the 25 s the hook is registered with) is the unverified
+``guard_timeout``, logged like every decision, so Claude Code never kills the hook silently.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import os
 
 from plangate.guard import calls, log, reasons
 from plangate.hooks import protocol
-from plangate.hooks.runtime import HookInputError, run_hook
+from plangate.hooks.runtime import HookInputError, deadline_seconds, run_hook, within
 from plangate.journal.paths import is_owned_path
 
 TYPE_CHECKING = False
@@ -21,6 +24,9 @@ if TYPE_CHECKING:
     from plangate.hooks.protocol import Output, Payload
 
 OWNED_READ_REASON = "[plangate] Reading an /autoplan section or phase artifact."
+DEADLINE_ENV = "PLANGATE_GUARD_DEADLINE_MS"
+DEFAULT_DEADLINE_MS = 10_000
+MAX_DEADLINE_MS = 20_000
 
 
 def decide(payload: Payload) -> Output:
@@ -47,7 +53,11 @@ def decide(payload: Payload) -> Output:
         return _owned_read(payload, tool_input) or {}
     from plangate.guard.evaluate import evaluate
 
-    outcome = evaluate(payload, call)
+    seconds = deadline_seconds(DEADLINE_ENV, DEFAULT_DEADLINE_MS, MAX_DEADLINE_MS)
+    outcome = within(seconds, lambda: evaluate(payload, call))
+    if outcome is None:
+        detail = f"no decision within the guard's {seconds:g} s deadline"
+        return _denied(reasons.Decision.unverified(reasons.GUARD_TIMEOUT, detail=detail))
     decision = _decision(
         outcome.code, outcome.path, outcome.version, outcome.detail, outcome.keys, outcome.shapes
     )

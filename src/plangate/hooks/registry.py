@@ -7,7 +7,7 @@ installation. That command is also the marker: a handler whose command contains
 own entries (an older installation's too) and never touch another tool's.
 
     hook                     event         matcher     registered when                    timeout
-    phase publication guard  PreToolUse    Read|Agent  always                             default
+    phase publication guard  PreToolUse    Read|Agent  always                             25 s
     skill gates              Stop          -           ceo_review_gate or autoplan_gate   25 s
     CEO review gate          SubagentStop  -           ceo_review_gate                    25 s
 
@@ -22,9 +22,9 @@ import sys
 
 HOOK_MODULE_PREFIX = "plangate.hooks."
 MARKER = "-m " + HOOK_MODULE_PREFIX
-# The gates' longest deadline (PLANGATE_SKILL_GATE_DEADLINE_MS, at most 20 s) plus a margin
-# for interpreter start-up and the GATE_TIMEOUT marker write: Claude Code must never kill a
-# gate before the gate gives up by itself.
+# The hooks' longest deadline (PLANGATE_SKILL_GATE_DEADLINE_MS and PLANGATE_GUARD_DEADLINE_MS,
+# at most 20 s each) plus a margin for interpreter start-up and the outcome's write: Claude
+# Code must never kill a hook before the hook gives up by itself.
 HOOK_TIMEOUT_S = 25
 
 CEO_REVIEW_GATE = "ceo_review_gate"
@@ -73,6 +73,7 @@ HOOKS: tuple[HookSpec, ...] = (
         HOOK_MODULE_PREFIX + "pre_tool_use",
         kind="guard",
         matcher="Read|Agent",
+        timeout=HOOK_TIMEOUT_S,
     ),
     HookSpec(
         "Stop",

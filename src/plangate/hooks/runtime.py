@@ -1,9 +1,12 @@
 """stdin → decision → one JSON line on stdout, exit 0. Never a traceback.
 
 Claude Code treats a hook's exit 1 as a non-blocking error and lets the action through, so a
-crash must never be how a hook ends. :func:`run_hook` reads the payload (a JSON object of at
-most 64 KiB, else the ``hook_input`` outcome), calls the decision function, and turns any
-unexpected exception into the entry point's documented failure outcome.
+crash must never be how a hook ends, and neither may its own timeout: a hook it kills is
+ignored without a word. :func:`run_hook` reads the payload (a JSON object of at most 64 KiB,
+else the ``hook_input`` outcome), calls the decision function, and turns any unexpected
+exception into the entry point's documented failure outcome. :func:`within` gives a part of
+the decision a hard deadline (a real-time alarm, so even one long read is cut short) below the
+registration timeout, and the entry point says what passing it means.
 """
 
 from __future__ import annotations
@@ -17,7 +20,9 @@ from plangate.hooks.protocol import PAYLOAD_MAX_BYTES
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import BinaryIO, TextIO
+    from typing import BinaryIO, TextIO, TypeVar
+
+    T = TypeVar("T")
 
     from plangate.hooks.protocol import Output, Payload
 
@@ -74,6 +79,59 @@ def run_hook(
         line = _crash_line(on_crash, error)
     _emit(sink, line)
     return 0
+
+
+class DeadlinePassed(BaseException):
+    """The alarm went off. A ``BaseException``, so that no ``except Exception`` on the way
+    swallows it."""
+
+
+def alarm(
+    seconds: float, raising: type[BaseException] = DeadlinePassed
+) -> Callable[[], None] | None:
+    """Raise ``raising`` in the main thread after ``seconds`` of real time; returns the
+    cancel, or None where no alarm can be set (not the main thread, no ``SIGALRM``). Once
+    cancelled, a signal already on its way raises nothing."""
+    try:
+        import signal  # only decisions that read a journal need it
+
+        armed = [True]
+
+        def expire(signum: int, frame: object) -> None:
+            if armed[0]:
+                raise raising
+
+        previous = signal.signal(signal.SIGALRM, expire)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+    except (ImportError, ValueError, OSError, AttributeError):
+        return None
+
+    def cancel() -> None:
+        armed[0] = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+    return cancel
+
+
+def within(seconds: float, work: Callable[[], T]) -> T | None:
+    """``work()``, or None when it has not finished within ``seconds``."""
+    cancel = alarm(seconds)
+    try:
+        return work()
+    except DeadlinePassed:
+        return None
+    finally:
+        if cancel is not None:
+            cancel()
+
+
+def deadline_seconds(env_name: str, default_ms: int, max_ms: int) -> float:
+    """A deadline from ``env_name`` in milliseconds, clamped to ``max_ms``; a value that is
+    not a positive whole number gives ``default_ms``."""
+    text = os.environ.get(env_name, "").strip()
+    value = int(text) if text.isascii() and text.isdigit() else 0
+    return (min(value, max_ms) if value > 0 else default_ms) / 1000.0
 
 
 def _crash_line(on_crash: Callable[[BaseException], Output], error: BaseException) -> str:

@@ -55,6 +55,32 @@ def check_layout(path: str, session_id: str, config_dir: str) -> None:
         _real_directory(folder)
 
 
+def check_subagent_layout(
+    path: str, session_journal: str, session_id: str, agent: str | None
+) -> None:
+    """Raise :class:`IdentityError` unless ``path`` is a subagent transcript of this very
+    session: ``<folder of session_journal>/<session>/subagents/agent-<agent>.jsonl`` (any
+    ``agent-*.jsonl`` when the agent id is unknown), in normal form, with no symlinked file or
+    folder on the way."""
+    if not valid_session_id(session_id):
+        raise IdentityError("the session id is not a Claude Code session id")
+    if not is_owned_path(path) or not is_owned_path(session_journal):
+        raise IdentityError("the subagent transcript path is not an absolute path in normal form")
+    subagents = os.path.join(os.path.dirname(session_journal), session_id, "subagents")
+    name = os.path.basename(path)
+    if not same_path(os.path.dirname(path), subagents):
+        raise IdentityError("the subagent transcript is not in this session's subagents folder")
+    wanted = f"agent-{agent}.jsonl" if agent is not None else None
+    if not (name.startswith("agent-") and name.endswith(".jsonl")) or (
+        wanted is not None and name != wanted
+    ):
+        raise IdentityError("the subagent transcript is not named agent-<agent id>.jsonl")
+    for folder in (subagents, os.path.dirname(subagents)):
+        _real_directory(folder)
+    if os.path.islink(path):
+        raise IdentityError("the subagent transcript is a symlink")
+
+
 def _real_directory(folder: str) -> None:
     try:
         info = os.lstat(folder)

@@ -23,7 +23,7 @@ import marshal
 import os
 import zlib
 
-from plangate.files import remove_quietly, replace_private
+from plangate.files import remove_quietly, replace
 from plangate.journal.chain import UNREACHABLE, Tip, tip_of
 from plangate.journal.events import (
     AssistantText,
@@ -290,10 +290,9 @@ def save(index_dir: str, session_id: str, index: Index) -> None:
     """Write atomically; a failure only means the next read is a full one."""
     body = marshal.dumps((FORMAT, *(getattr(index, name) for name in _FIELDS)))
     data = zlib.crc32(body).to_bytes(4, "big") + body
-    temporary = os.path.join(index_dir, f".{session_id}.{os.getpid()}.tmp")
     try:
         os.makedirs(index_dir, mode=0o700, exist_ok=True)
-        replace_private(index_file(index_dir, session_id), temporary, data)
+        replace(index_file(index_dir, session_id), data, 0o600)  # not durable: a cache
     except OSError:
         return
 

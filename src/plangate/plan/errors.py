@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from plangate.errors import PlangateError
+from plangate.errors import PlanError
 
 
-class PlanFormatError(PlangateError):
+class PlanFormatError(PlanError):
     """Text that is not a plan, or a plan value that cannot be written as one.
 
     ``str(error)`` is ``<source>:<line>: <problem> (<remedy>)``. The parts are kept apart too:

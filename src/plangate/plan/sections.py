@@ -3,19 +3,18 @@
 This is the part of the plan format that works on any Markdown text, valid plan or not: the
 phase publication guard and ``plangate autoplan`` use :func:`section_spans` and
 :func:`implementation_section` on a plan being edited, so this module imports only
-:mod:`plangate.errors` (no ``re``, ``typing`` or ``dataclasses``) and is cheap enough for
-the hook path.
+:mod:`plangate.markdown` and :mod:`plangate.plan.errors` (no ``re``, ``typing`` or
+``dataclasses``) and is cheap enough for the hook path.
 
 The rules, shared with the strict parser:
 
-* A line ends at LF, CR or CRLF.
-* A fenced code block opens with a line of three or more backticks or tildes (indented by at
-  most three spaces; a backtick fence's info string has no backtick) and closes with a line
-  of at least as many of the same character and nothing else but spaces. An unclosed fence
-  runs to the end of the text. Lines inside a fence, the fence lines included, are never
-  headings.
-* A heading is ``#`` to ``######`` (indented by at most three spaces) followed by a space, a
-  tab or the end of the line. Closing ``#`` runs are part of the heading's text.
+* Lines, code fences and headings are :mod:`plangate.markdown`'s (CommonMark's): a line ends
+  at LF, CR or CRLF; a fence of three or more backticks or tildes runs to a closing line of at
+  least as many of the same character, or to the end of the text; lines in a fence, the
+  fence lines included, are never headings; a heading is ``#`` to ``######`` (indented by at
+  most three spaces) followed by a space, a tab or the end of the line.
+* Unlike CommonMark, a closing ``#`` run is part of the heading's text (``## Goal ##`` is not
+  the goal section), so that every heading text survives a round trip.
 * A section starts at a level-2 heading whose text is one of :data:`SECTION_NAMES` (compared
   ignoring case and runs of white space) and ends where the next such heading starts, or at
   the end of the text. Other level-2 headings do not end a section.
@@ -23,6 +22,7 @@ The rules, shared with the strict parser:
 
 from __future__ import annotations
 
+from plangate import markdown
 from plangate.plan.errors import PlanFormatError
 
 GOAL = "Goal"
@@ -69,74 +69,16 @@ def is_blank(text: str) -> bool:
 
 def split_lines(text: str) -> list[Line]:
     """The lines of ``text``; a line ending at the very end does not start another line."""
-    lines: list[Line] = []
-    size = len(text)
-    pos = 0
-    next_lf = text.find("\n")
-    next_cr = text.find("\r")
-    while pos < size:
-        if 0 <= next_lf < pos:
-            next_lf = text.find("\n", pos)
-        if 0 <= next_cr < pos:
-            next_cr = text.find("\r", pos)
-        if next_lf < 0 and next_cr < 0:
-            end = after = size
-        elif next_cr < 0 or 0 <= next_lf < next_cr:
-            end, after = next_lf, next_lf + 1
-        else:
-            end = next_cr
-            after = end + 2 if text.startswith("\n", end + 1) else end + 1
-        lines.append(Line(len(lines) + 1, pos, end, after, text[pos:end]))
-        pos = after
-    return lines
-
-
-def _indent(text: str) -> int:
-    """Leading spaces, up to three; 4 means the line is indented code."""
-    count = 0
-    while count < len(text) and text[count] == " ":
-        count += 1
-        if count == 4:
-            break
-    return count
-
-
-def _run(text: str, start: int, char: str) -> int:
-    end = start
-    while end < len(text) and text[end] == char:
-        end += 1
-    return end - start
-
-
-def fence_opening(text: str) -> str:
-    """The backtick or tilde run that opens a fenced code block on this line, or ``""``."""
-    start = _indent(text)
-    if start > 3 or start >= len(text) or text[start] not in "`~":
-        return ""
-    run = _run(text, start, text[start])
-    if run < 3 or (text[start] == "`" and "`" in text[start + run :]):
-        return ""
-    return text[start : start + run]
-
-
-def closes_fence(text: str, fence: str) -> bool:
-    start = _indent(text)
-    if start > 3:
-        return False
-    run = _run(text, start, fence[0])
-    return run >= len(fence) and not text[start + run :].strip(" \t")
+    return [
+        Line(number, start, end, after, text[start:end])
+        for number, (start, end, after) in enumerate(markdown.line_bounds(text), 1)
+    ]
 
 
 def heading(text: str) -> tuple[int, str]:
-    """``(level, text)`` of an ATX heading line, ``(0, "")`` for any other line."""
-    start = _indent(text)
-    if start > 3:
-        return 0, ""
-    level = _run(text, start, "#")
-    after = start + level
-    if not 1 <= level <= 6 or (after < len(text) and text[after] not in " \t"):
-        return 0, ""
-    return level, text[after:].strip(" \t")
+    """``(level, text)`` of an ATX heading line, ``(0, "")`` for any other line; a closing
+    ``#`` run is kept, as the plan format wants."""
+    return markdown.atx_heading(text, keep_closing=True)
 
 
 def scan(text: str, *, bom: bool = True) -> Scan:
@@ -147,21 +89,13 @@ def scan(text: str, *, bom: bool = True) -> Scan:
     lines = split_lines(text)
     if bom and lines and lines[0].text.startswith(_BOM):
         lines[0].text = lines[0].text[1:]
-    fence = ""
-    fence_line = 0
+    fences = markdown.Fences()
     for line in lines:
-        if fence:
+        if fences.code(line.text, line.number):
             line.fenced = True
-            if closes_fence(line.text, fence):
-                fence = ""
-            continue
-        fence = fence_opening(line.text)
-        if fence:
-            line.fenced = True
-            fence_line = line.number
             continue
         line.level, line.heading = heading(line.text)
-    return Scan(lines, fence, fence_line if fence else 0)
+    return Scan(lines, fences.fence, fences.opened if fences.fence else 0)
 
 
 def section_name(heading_text: str) -> str | None:

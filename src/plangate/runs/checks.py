@@ -1,21 +1,19 @@
 """Declared checks: shell commands run in the sandbox with a timeout.
 
 The whole output (standard output and error, interleaved) is kept in the store; what is
-shown, and given to the planner, is its tail: the last 40 lines, at most 4 KiB. On a
-timeout the check's whole process group is killed.
+shown, and given to the planner, is its tail: the last 40 lines, at most 4 KiB. When a check
+ends or times out, everything it started is killed, a process that left its session too.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
-import subprocess
 import time
 from pathlib import Path
 
+from plangate.errors import CheckError
 from plangate.plan.model import Check
-from plangate.processes import kill_group
+from plangate.processes import run_bounded
 from plangate.runs.model import CheckRecord, Failure
 
 DEFAULT_TIMEOUT_SECONDS = 600
@@ -43,58 +41,39 @@ def run_check(
     index: int = 0,
     default_timeout: int = DEFAULT_TIMEOUT_SECONDS,
 ) -> CheckRecord:
-    """Run one check to its end or its timeout."""
+    """Run one check to its end or its timeout (:func:`plangate.processes.run_bounded`:
+    whatever it leaves running, in its group or in sessions of its own, is killed).
+    :class:`~plangate.errors.CheckError` when it cannot be started at all."""
     timeout = check.timeout_seconds or default_timeout
     started = time.monotonic()
     env = dict(os.environ)
     env["PLANGATE_RUN_CHECK"] = "1"
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # no bytecode caches in the worktree
-    process = subprocess.Popen(
-        check.command,
-        shell=True,
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    timed_out = False
     try:
-        output, _ = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        kill_group(process)
-        try:
-            output, _ = process.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            # Something left the process group and holds the pipe open; give up on it.
-            if process.stdout is not None:
-                process.stdout.close()
-            output = b""
-            process.wait()
-    else:
-        # A finished check may leave children behind in its group; they go too.
-        _kill_group_quietly(process)
-    text = output.decode("utf-8", errors="replace")
-    if timed_out:
+        done = run_bounded(
+            check.command, shell=True, cwd=cwd, env=env, merge_stderr=True, timeout=timeout
+        )
+    except OSError as error:
+        raise CheckError(
+            f"cannot run the check `{check.command}` in {cwd}: {error.strerror or error}",
+            "check that the run's worktree exists and /bin/sh can be started",
+        ) from error
+    text = done.stdout
+    if done.timed_out:
         text += f"\n[plangate: the check timed out after {timeout}s and was killed]\n"
+    if done.held:
+        text += "\n[plangate: a process the check left behind kept its output open]\n"
     return CheckRecord(
         round_key=round_key,
         index=index,
         name=check.name,
         command=check.command,
-        exit_code=None if timed_out else process.returncode,
-        timed_out=timed_out,
+        exit_code=None if done.timed_out else done.returncode,
+        timed_out=done.timed_out,
         duration_seconds=round(time.monotonic() - started, 3),
         output=text,
         tail=tail(text),
     )
-
-
-def _kill_group_quietly(process: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
 
 
 def summary(record: CheckRecord) -> str:

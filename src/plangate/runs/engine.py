@@ -5,10 +5,8 @@ run in the foreground (``plangate run``, ``plangate reply`` without ``--detach``
 turn's workflow itself and listens to no queue, so it never takes someone else's run; a
 worker (``plangate worker``) listens to the ``plangate-runs`` queue. ``--detach`` enqueues.
 
-Every process has its own DBOS executor id and a heartbeat row in ``executors``. A worker
-recovers the workflows of executors that are gone (same host: the process no longer exists;
-any host: no heartbeat for :data:`STALE_SECONDS`): DBOS puts them back on a queue and one
-live process takes each, resuming it after its last completed step.
+Every process has its own DBOS executor id and a heartbeat row in ``executors``; a worker
+recovers the turns of executors that are gone (:mod:`plangate.runs.executors`).
 """
 
 from __future__ import annotations
@@ -21,29 +19,28 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from plangate import config
-from plangate.agents import load_agent
 from plangate.errors import PlangateError, StateError, UsageError
-from plangate.locations import state_root
-from plangate.plan.parse import parse_plan
-from plangate.plan.render import render_plan
-from plangate.plan.validate import validate_plan
-from plangate.runs import sandbox
-from plangate.runs.attempts import TRIGGER_SENTENCES
-from plangate.runs.model import Event, RunRecord
-from plangate.runs.store import Store, database_url, now
+from plangate.runs import creation, executors, summary
+from plangate.runs.creation import RunOptions as RunOptions
+from plangate.runs.executors import HEARTBEAT_SECONDS as HEARTBEAT_SECONDS
+from plangate.runs.executors import STALE_SECONDS as STALE_SECONDS
+from plangate.runs.executors import dead_executors as dead_executors
+from plangate.runs.executors import live_workers as live_workers
+from plangate.runs.model import ACTIVE_STATES as ACTIVE_STATES
+from plangate.runs.model import ENDED_STATES, Event, RunRecord
+from plangate.runs.store import Store, database_url
+from plangate.runs.summary import errored_error
+from plangate.runs.summary import event_line as event_line
+from plangate.runs.summary import run_summary as run_summary
 
-HEARTBEAT_SECONDS = 5.0
-STALE_SECONDS = 30.0
 POLL_SECONDS = 0.2
 QUEUE_POLL_SECONDS = 0.5
 DEFAULT_CONCURRENCY = 1  # runs at once per worker: a run drives a whole agent session
-ACTIVE_STATES = ("queued", "running", "checking", "replanning")
 
 
 def system_database_url(url: str) -> str:
@@ -53,58 +50,6 @@ def system_database_url(url: str) -> str:
         path = Path(url.removeprefix("sqlite:///"))
         return f"sqlite:///{path.with_name(path.stem + '-dbos' + path.suffix)}"
     return url
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
-            return handle.read().rsplit(")", 1)[-1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
-
-
-def dead_executors(store: Store, candidates: Sequence[str], *, me: str = "") -> list[str]:
-    """The executors among ``candidates`` that are gone: no heartbeat row; on this host, a
-    process that no longer exists; on another host, no heartbeat for :data:`STALE_SECONDS`."""
-    rows = {row[0]: row for row in store.executors()}
-    host = socket.gethostname()
-    clock = time.time()
-    dead = []
-    for executor in sorted(set(candidates)):
-        if not executor or executor == me:
-            continue
-        row = rows.get(executor)
-        if row is None:
-            dead.append(executor)
-            continue
-        _id, row_host, pid, _role, seen_at = row
-        if row_host == host:
-            # Here the process table decides; a long silence covers a reused process id.
-            gone = not _pid_alive(pid) or clock - seen_at > 10 * STALE_SECONDS
-        else:
-            gone = clock - seen_at > STALE_SECONDS
-        if gone:
-            dead.append(executor)
-    return dead
-
-
-@dataclass(frozen=True, slots=True)
-class RunOptions:
-    """What ``plangate run`` was asked for."""
-
-    plan_path: str | None = None
-    task: str | None = None
-    repo: str = "."
-    attempts: int | None = None
-    checks: tuple[str, ...] = ()
-    review: bool = False
-    agent: str = "claude-code"
 
 
 class Engine:
@@ -118,6 +63,7 @@ class Engine:
         self.role = ""
         self._stop = threading.Event()
         self._beat: threading.Thread | None = None
+        self.heartbeat = executors.Heartbeat(self.store, self.executor_id)
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -150,6 +96,7 @@ class Engine:
             DBOS(config=settings)
             DBOS.listen_queues([workflow.QUEUE] if listen else [])
             DBOS.launch()
+            _carry_turns_on_daemon_threads()
             if listen:
                 DBOS.register_queue(
                     workflow.QUEUE,
@@ -163,7 +110,7 @@ class Engine:
             raise StateError(
                 f"cannot start the runs engine: {' '.join(str(error).split())}",
                 "check PLANGATE_DATABASE_URL, or that the state root can be written",
-            ) from None
+            ) from error
         self.launched = True
 
     def in_flight(self) -> int:
@@ -186,8 +133,9 @@ class Engine:
 
     def shutdown(self) -> bool:
         """Stop this process's engine. ``False`` if turns were still in flight: they are
-        abandoned to the workers, which resume them once this process has exited, so the
-        caller should end the process now (``os._exit``) rather than wait for them."""
+        abandoned to the workers, which resume them once this process has exited. Turns run
+        on daemon threads (:class:`_DaemonThreads`), so the caller just returns: nothing
+        waits for them, and the process ends as it would have without them."""
         clean = True
         try:
             if self.launched:
@@ -206,93 +154,19 @@ class Engine:
         return clean
 
     def _heartbeat(self) -> None:
-        host, pid = socket.gethostname(), os.getpid()
         while not self._stop.wait(HEARTBEAT_SECONDS):
-            try:
-                self.store.heartbeat(self.executor_id, host, pid, self.role, time.time())
-            except Exception:  # a missed beat is retried; a long outage makes us look dead
-                continue
+            self.beat()
+
+    def beat(self, clock: Callable[[], float] = time.time) -> bool:
+        """Record this process's heartbeat (:meth:`executors.Heartbeat.beat`)."""
+        return self.heartbeat.beat(self.role, clock)
 
     # -- starting and replying ----------------------------------------------------------------
 
     def create(self, options: RunOptions) -> RunRecord:
-        """Check what was asked and record the run (``queued``), with version 1 of its plan."""
-        if (options.plan_path is None) == (options.task is None):
-            raise UsageError(
-                "give a plan file or --task, not both and not neither",
-                "run `plangate run PLAN.md` or `plangate run --task TEXT`",
-            )
-        attempts = options.attempts
-        if attempts is None:
-            value, _source = config.resolve("run_attempts")
-            attempts = int(value)
-        if attempts < 1:
-            raise UsageError(f"--attempts {attempts} is less than 1", "give --attempts 1 or more")
-        load_agent(options.agent)  # an unknown agent is refused now, not in the worker
-        head = sandbox.repo_head(options.repo)
-        plan_text = None
-        title = (options.task or "").strip().splitlines()[0][:80] if options.task else ""
-        if options.plan_path is not None:
-            path = Path(options.plan_path)
-            try:
-                raw = path.read_text(encoding="utf-8")
-            except OSError as error:
-                raise UsageError(
-                    f"cannot read the plan {path}: {error.strerror or error}",
-                    "give the path of a plan file (docs/plan-format.md)",
-                ) from None
-            plan = parse_plan(raw, source=str(path))
-            problems = validate_plan(plan)
-            if problems:
-                raise UsageError(
-                    f"the plan {path} cannot run: {problems[0]}"
-                    + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""),
-                    "fix the plan (docs/plan-format.md lists what validate_plan reports)",
-                )
-            plan_text = render_plan(plan)
-            title = plan.title
-        run_id = secrets.token_hex(4)
-        worktree = Path(state_root()) / "runs" / run_id / "worktree"
-        stamp = now()
-        record = RunRecord(
-            id=run_id,
-            created_at=stamp,
-            updated_at=stamp,
-            repo=head.toplevel,
-            base_commit=head.commit,
-            branch=f"plangate/run-{run_id}",
-            worktree=str(worktree),
-            agent=options.agent,
-            task=options.task,
-            plan_source=None
-            if options.plan_path is None
-            else str(Path(options.plan_path).resolve()),
-            has_plan=plan_text is not None,
-            attempts_allowed=attempts,
-            review=options.review,
-            extra_checks=tuple(options.checks),
-            state="queued",
-            turn=1,
-            attempts_used=0,
-            version=1 if plan_text is not None else 0,
-            title=title,
-        )
-        store = self.store
-        with store.transaction() as conn:
-            store.insert_run(conn, record)
-            if plan_text is not None:
-                store.add_version(
-                    conn,
-                    run_id,
-                    "initial",
-                    accepted=True,
-                    trigger="initial",
-                    why=TRIGGER_SENTENCES["initial"],
-                    refusal=None,
-                    attempts_used=0,
-                    plan_text=plan_text,
-                )
-        return record
+        """Check what was asked and record the run (``queued``), with version 1 of its plan
+        (:func:`plangate.runs.creation.create`)."""
+        return creation.create(self.store, options)
 
     def begin(self, run_id: str, turn: int, *, detach: bool) -> None:
         """Start the turn's workflow here, or put it on the queue (``detach``)."""
@@ -312,7 +186,7 @@ class Engine:
         run = self.resolve(run_id)
         if not message.strip():
             raise UsageError("the reply is empty", 'write it: plangate reply RUN "message"')
-        if run.state not in ("waiting", "done"):
+        if run.state not in ENDED_STATES:
             raise UsageError(
                 f"run {run.id} is {self.describe_state(run)}, not waiting on you",
                 f"reply when `plangate show {run.id}` says Waiting on you",
@@ -336,7 +210,8 @@ class Engine:
         after: int = 0,
         timeout: float | None = None,
     ) -> RunRecord:
-        """Wait until the run's ``turn`` ends (done or waiting); report events on the way."""
+        """Wait until the run's ``turn`` ends (done or waiting); report events on the way.
+        :class:`~plangate.errors.RunErroredError` if it ends ``errored``."""
         deadline = None if timeout is None else time.monotonic() + timeout
         seen = after
         while True:
@@ -347,12 +222,14 @@ class Engine:
             run = self.store.run(run_id)
             if run is None:
                 raise StateError(f"run {run_id} disappeared from the store", "see `plangate runs`")
-            if run.turn >= turn and run.state in ("waiting", "done"):
+            if run.turn >= turn and run.state in ENDED_STATES:
                 for event in self.store.events(run_id, seen):
                     seen = event.seq
                     if on_event is not None:
                         on_event(event)
                 self._settle(run_id, turn)
+                if run.state == "errored" and run.turn == turn:
+                    raise errored_error(run)
                 return run
             self._check_turn(run_id, turn)
             if deadline is not None and time.monotonic() > deadline:
@@ -401,60 +278,12 @@ class Engine:
     # -- serving the queue ------------------------------------------------------------------------
 
     def recover(self) -> int:
-        """Put the turns of executors that are gone back on the runs queue; how many.
-
-        DBOS's own recovery puts a workflow that was started directly (a foreground ``plangate
-        run``) on its internal queue, which every DBOS process serves, foreground ones too;
-        here it goes to the runs queue instead, which only workers serve.
-        """
-        from dbos import DBOS
-        from dbos._dbos import _get_dbos_instance
-        from dbos._shard_keys import bind_shard_keys
-
-        from plangate.runs import workflow
-
-        pending = DBOS.list_workflows(
-            status=["PENDING"],
-            load_input=False,
-            load_output=False,
-            name=workflow.WORKFLOW_NAME,
-            app_version=workflow.APPLICATION_VERSION,
-        )
-        owners = {flow.executor_id or "" for flow in pending}
-        gone = dead_executors(self.store, [row[0] for row in self.store.executors()])
-        for executor in gone:
-            if executor not in owners:  # nothing left to resume: forget it
-                self.store.forget_executor(executor)
-        dead = dead_executors(self.store, sorted(owners), me=self.executor_id)
-        if not dead:
-            return 0
-        system = _get_dbos_instance()._sys_db
-        count = 0
-        for executor in dead:
-            for flow in system.get_pending_workflows(executor, workflow.APPLICATION_VERSION):
-                with bind_shard_keys({flow.workflow_id: flow.shard_key}):
-                    if system.reenqueue_for_recovery(flow.workflow_id, dead, workflow.QUEUE):
-                        count += 1
-        return count
+        """Put the turns of executors that are gone back on the runs queue; how many."""
+        return executors.recover(self.store, self.executor_id)
 
     def busy(self) -> bool:
         """Whether a run is queued, or in flight here or in a process that is gone."""
-        from dbos import DBOS
-
-        from plangate.runs import workflow
-
-        flows = DBOS.list_workflows(
-            status=["ENQUEUED", "PENDING"],
-            load_input=False,
-            load_output=False,
-            name=workflow.WORKFLOW_NAME,
-        )
-        if any(flow.status == "ENQUEUED" for flow in flows):
-            return True
-        owners = [flow.executor_id or "" for flow in flows]
-        if self.executor_id in owners:
-            return True
-        return bool(dead_executors(self.store, owners, me=self.executor_id))
+        return executors.busy(self.store, self.executor_id)
 
     def serve(
         self,
@@ -505,12 +334,50 @@ class Engine:
         """Whether the run is in flight in a process that is gone."""
         if run.state not in ACTIVE_STATES or run.state == "queued" or not run.executor:
             return False
-        return bool(dead_executors(self.store, [run.executor]))
+        return bool(executors.dead_executors(self.store, [run.executor]))
 
     def describe_state(self, run: RunRecord) -> str:
-        if self.interrupted(run):
-            return f"{run.state} (interrupted: `plangate worker --until-idle` resumes it)"
-        return run.state
+        """The state as ``plangate show`` says it (:func:`plangate.runs.summary.state_line`)."""
+        return summary.state_line(run, interrupted=self.interrupted(run))
+
+
+class _DaemonThreads(ThreadPoolExecutor):
+    """DBOS's executor in plangate: every workflow (a run's turn) on a daemon thread of its
+    own. A ``ThreadPoolExecutor``'s threads are joined when the interpreter exits, so a
+    process that stops with a turn in flight (Ctrl+C on ``plangate run``, SIGTERM on a
+    worker) would wait for the agent to finish; on a daemon thread the turn simply ends with
+    the process, as if killed, and stays pending for a worker to resume. (Like DBOS's own
+    ``_SharedExecutor``, it overrides ``submit``, so the pool itself never starts a thread.)
+    """
+
+    def __init__(self) -> None:
+        super().__init__(max_workers=1)
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+
+        def work() -> None:
+            if not future.set_running_or_notify_cancel():
+                return
+            try:
+                result = fn(*args, **kwargs)
+            except BaseException as error:
+                future.set_exception(error)
+            else:
+                future.set_result(result)
+
+        threading.Thread(target=work, name="plangate-turn", daemon=True).start()
+        return future
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        pass  # nothing to wait for: the turns end with the process
+
+
+def _carry_turns_on_daemon_threads() -> None:
+    """Give DBOS :class:`_DaemonThreads` for its workflows (DBOS is pinned: an internal)."""
+    from dbos._dbos import _get_dbos_instance
+
+    _get_dbos_instance()._executor_field = _DaemonThreads()
 
 
 def _quiet_dbos() -> None:
@@ -538,7 +405,8 @@ def spawn_worker(log_path: Path) -> int:
                 _DETACH,
                 sys.executable,
                 "-m",
-                "plangate.runs.worker",
+                "plangate",
+                "worker",
                 "--until-idle",
             ],
             stdin=subprocess.DEVNULL,
@@ -548,34 +416,3 @@ def spawn_worker(log_path: Path) -> int:
             env=dict(os.environ),
         )
     return int(launcher.stderr.strip() or 0)
-
-
-def live_workers(store: Store) -> int:
-    """How many worker processes have a fresh heartbeat."""
-    rows = [row for row in store.executors() if row[3] == "worker"]
-    dead = set(dead_executors(store, [row[0] for row in rows]))
-    return sum(1 for row in rows if row[0] not in dead)
-
-
-def event_line(run_id: str, event: Event) -> str:
-    """How ``plangate run`` prints a conversation line."""
-    if event.kind == "plan_changed":
-        number = event.text.split("version ", 1)[1].split(":", 1)[0]
-        return f"{event.text} View version {number}: plangate show {run_id} --version {number}"
-    if event.kind == "agent":
-        return "Agent: " + event.text.replace("\n", "\n  ")
-    return event.text
-
-
-def run_summary(run: RunRecord) -> dict[str, Any]:
-    return {
-        "id": run.id,
-        "state": run.state,
-        "title": run.title,
-        "turn": run.turn,
-        "attempts_used": run.attempts_used,
-        "attempts_allowed": run.attempts_allowed,
-        "version": run.version,
-        "created_at": run.created_at,
-        "updated_at": run.updated_at,
-    }

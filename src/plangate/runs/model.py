@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 FailureKind = Literal["check", "gate", "escalation", "review"]
-RunState = Literal["queued", "running", "checking", "replanning", "waiting", "done"]
+RunState = Literal["queued", "running", "checking", "replanning", "waiting", "done", "errored"]
 Trigger = Literal["initial", "check", "gate", "escalation"]
 
 RUN_STATES: tuple[RunState, ...] = (
@@ -20,7 +20,15 @@ RUN_STATES: tuple[RunState, ...] = (
     "replanning",
     "waiting",
     "done",
+    "errored",
 )
+"""Every state a run can be in: ``queued`` until a process takes its turn; ``running``,
+``checking`` and ``replanning`` while it is carried; at the end of a turn ``waiting`` (on a
+person), ``done``, or ``errored`` (a bug stopped it: see :class:`Errored`)."""
+ENDED_STATES: tuple[RunState, ...] = ("waiting", "done", "errored")
+"""The states a turn ends in; a reply starts the next turn from any of them."""
+ACTIVE_STATES: tuple[RunState, ...] = ("queued", "running", "checking", "replanning")
+"""The states of a turn not yet ended: queued, or carried by a process."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +55,18 @@ class Waiting:
 
     def line(self) -> str:
         return f"Waiting on you: {self.reason} ({self.detail})"
+
+
+@dataclass(frozen=True, slots=True)
+class Errored:
+    """Why a run is ``errored``: an unexpected exception (a bug, not an expected failure of a
+    stage), one line, and the log file that holds its traceback."""
+
+    error: str
+    log: str
+
+    def line(self) -> str:
+        return f"Errored: {self.error} (traceback in {self.log})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,4 +169,6 @@ class RunRecord:
     waiting: Waiting | None = None
     title: str = ""
     executor: str | None = None
+    errored: Errored | None = None
+    notice: str | None = None  # a problem the process carrying it reports (its heartbeat)
     extra: dict[str, str] = field(default_factory=dict)

@@ -7,7 +7,7 @@ files and the diff. There is no parameter through which a conversation could pas
 (a rule of :func:`~plangate.runs.validator.validate_version` broken, or the sandbox changed
 while planning), or wait on a person (the planner says one must decide, or wrote no usable
 version). Turning a model's text into a :class:`PlanOutcome` is the agent's job
-(``plangate.agents.claude_code.parse_plan_answer``).
+(:func:`plangate.agents.answers.parse_plan_answer`).
 """
 
 from __future__ import annotations

@@ -8,20 +8,19 @@ creating the worktree reuses one that exists.
 from __future__ import annotations
 
 import os
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from plangate.errors import PlangateError, UsageError
+from plangate.errors import GitError as GitError  # the sandbox's error, re-exported
+from plangate.errors import UsageError
+from plangate.processes import Completed, run_bounded
 
 KEY_TRAILER = "Plangate-Key"
 DIFF_LIMIT = 200_000  # characters of diff given to the planner and the reviewer
+GIT_TIMEOUT_SECONDS = 300  # one git command; a hung one (a lock, a filter) ends the stage
 _IDENTITY = ("-c", "user.name=plangate run", "-c", "user.email=plangate@localhost")
 _QUIET = ("-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null")
-
-
-class GitError(PlangateError):
-    """A git command failed in the run's sandbox."""
+_REMEDY = "look at the run's worktree with git, or start a new run"
 
 
 def _env() -> dict[str, str]:
@@ -35,26 +34,30 @@ def _env() -> dict[str, str]:
     return env
 
 
-def git(cwd: Path | str, *args: str, check: bool = True) -> str:
-    """Run git in ``cwd``; its standard output. :class:`GitError` when it fails and ``check``."""
+def _run_git(cwd: Path | str, args: tuple[str, ...], input: str | None = None) -> Completed:
     try:
-        done = subprocess.run(
-            ["git", *args],
-            cwd=cwd,
-            env=_env(),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            errors="replace",
-            check=False,
+        done = run_bounded(
+            ["git", *args], cwd=cwd, env=_env(), input=input, timeout=GIT_TIMEOUT_SECONDS
         )
     except FileNotFoundError:
         raise GitError("git is not installed", "install git and run again") from None
+    except OSError as error:
+        raise GitError(f"cannot run git in {cwd}: {error}", _REMEDY) from error
+    if done.timed_out:
+        raise GitError(
+            f"git {' '.join(args)} did not finish within {GIT_TIMEOUT_SECONDS}s in {cwd}", _REMEDY
+        )
+    return done
+
+
+def git(cwd: Path | str, *args: str, check: bool = True) -> str:
+    """Run git in ``cwd``; its standard output. :class:`GitError` when it fails and ``check``."""
+    done = _run_git(cwd, args)
     if check and done.returncode != 0:
         message = (done.stderr or done.stdout).strip().splitlines()
         raise GitError(
             f"git {' '.join(args)} failed in {cwd}: {message[-1] if message else done.returncode}",
-            "look at the run's worktree with git, or start a new run",
+            _REMEDY,
         )
     return done.stdout
 
@@ -157,19 +160,11 @@ def commit(worktree: Path, key: str, subject: str, body: str = "") -> str:
 
 
 def _commit(worktree: Path, message: str) -> None:
-    done = subprocess.run(
-        ["git", *_IDENTITY, *_QUIET, "commit", "-q", "--no-verify", "--allow-empty", "-F", "-"],
-        cwd=worktree,
-        env=_env(),
-        input=message,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    args = (*_IDENTITY, *_QUIET, "commit", "-q", "--no-verify", "--allow-empty", "-F", "-")
+    done = _run_git(worktree, args, input=message)
     if done.returncode != 0:
         raise GitError(
-            f"git commit failed in {worktree}: {(done.stderr or done.stdout).strip()}",
-            "look at the run's worktree with git, or start a new run",
+            f"git commit failed in {worktree}: {(done.stderr or done.stdout).strip()}", _REMEDY
         )
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from plangate.standin import ModelRequest, Reply, canned_side_reply, text, tool_use
-from plangate.standin.script import TurnLike, as_reply
+from plangate.standin.script import ToolUse, TurnLike, as_reply
 from plangate.testing.claude import ClaudeEnv, ClaudeResult
 
 Step = TurnLike | Callable[[ModelRequest], TurnLike]
@@ -138,7 +138,7 @@ class AutoplanProject:
             self.plangate, "autoplan", "init", str(self.plan), str(self.plan), str(self.restore)
         )
 
-    def read_driver(self, phase: str) -> TurnLike:
+    def read_driver(self, phase: str) -> ToolUse:
         name = "tasks-aggregator.md" if phase == "tasks" else f"{phase}-phase.md"
         return tool_use("Read", file_path=str(self.skill / "sections" / name))
 

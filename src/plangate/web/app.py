@@ -45,6 +45,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from plangate import __version__
 from plangate.errors import PlangateError
+from plangate.runs.model import ENDED_STATES
 from plangate.web import compare, pages, run_page
 from plangate.web.pages import BadRequest, Conflict, Data, NotFound, PageError
 from plangate.web.queries import Reader
@@ -263,7 +264,7 @@ def _send(viewer: Viewer, run_id: str, message: str, version: str | None) -> int
             f"The plan changed to version {run.version}. Review it before sending changes.",
             "read the new version, then send your reply again",
         )
-    if run.state not in ("waiting", "done"):
+    if run.state not in ENDED_STATES:
         label = pages.STATE_LABELS.get(run.state, run.state).lower()
         raise Conflict(
             f"run {run_id} is {label}, not waiting on you",

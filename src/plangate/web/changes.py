@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from plangate.processes import run_bounded
 
 OUTPUT_LIMIT = 1_000_000  # characters of diff drawn; the rest is cut with a note
 TIMEOUT_SECONDS = 20
@@ -50,20 +51,13 @@ def _git(repo: str, *args: str) -> str:
     env["GIT_TERMINAL_PROMPT"] = "0"
     env["LC_ALL"] = "C"
     try:
-        done = subprocess.run(
-            ["git", "--no-optional-locks", "-C", repo, *args],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=TIMEOUT_SECONDS,
-            check=False,
+        done = run_bounded(
+            ["git", "--no-optional-locks", "-C", repo, *args], env=env, timeout=TIMEOUT_SECONDS
         )
-    except FileNotFoundError:
+    except OSError:
         raise ChangesError("git is not installed") from None
-    except subprocess.TimeoutExpired:
-        raise ChangesError(f"git {args[0]} took longer than {TIMEOUT_SECONDS}s") from None
+    if done.timed_out:
+        raise ChangesError(f"git {args[0]} took longer than {TIMEOUT_SECONDS}s")
     if done.returncode != 0:
         lines = (done.stderr or done.stdout).strip().splitlines()
         raise ChangesError(

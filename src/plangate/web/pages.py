@@ -16,8 +16,16 @@ from plangate.errors import PlangateError
 from plangate.plan.model import Plan
 from plangate.plan.parse import parse_plan
 from plangate.runs.attempts import TRIGGER_SENTENCES
-from plangate.runs.model import CheckRecord, Event, Failure, RunRecord, VersionRecord
-from plangate.web.queries import ACTIVE_STATES, Reader, interrupted
+from plangate.runs.model import (
+    ACTIVE_STATES,
+    ENDED_STATES,
+    CheckRecord,
+    Event,
+    Failure,
+    RunRecord,
+    VersionRecord,
+)
+from plangate.web.queries import Reader, interrupted
 
 Data = dict[str, Any]
 
@@ -28,6 +36,7 @@ STATE_LABELS = {
     "replanning": "Re-planning",
     "waiting": "Waiting on you",
     "done": "Done",
+    "errored": "Errored",
 }
 TRIGGER_LABELS = {
     "initial": "initial plan",
@@ -112,6 +121,9 @@ def run_summary(run: RunRecord, *, versions: int, is_interrupted: bool) -> Data:
             "detail": run.waiting.detail,
             "last_message": run.waiting.last_message,
         }
+    errored = None
+    if run.errored is not None:
+        errored = {"error": run.errored.error, "log": run.errored.log}
     return {
         "id": run.id,
         "title": _title(run),
@@ -135,6 +147,9 @@ def run_summary(run: RunRecord, *, versions: int, is_interrupted: bool) -> Data:
         "created_at": run.created_at,
         "updated_at": run.updated_at,
         "waiting": waiting,
+        "errored": errored,
+        "notice": run.notice if run.state in ACTIVE_STATES else None,
+        "can_reply": run.state in ENDED_STATES,
         "url": run_url(run.id),
         "json_url": run_url(run.id) + ".json",
     }

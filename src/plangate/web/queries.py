@@ -10,9 +10,6 @@ which executors are alive) are here too.
 
 from __future__ import annotations
 
-import os
-import socket
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,14 +18,11 @@ from urllib.parse import quote
 import sqlalchemy as sa
 
 from plangate.errors import StateError
-from plangate.runs import store as runs_store
-from plangate.runs.model import Event
+from plangate.runs import schema
+from plangate.runs.executors import dead_executors
+from plangate.runs.model import ACTIVE_STATES, Event
+from plangate.runs.rows import EVENTS
 from plangate.runs.store import Store, sqlalchemy_url
-
-# A process serving runs that has not beaten its heart for this long is gone (the engine's
-# own rule, plangate.runs.engine.STALE_SECONDS; not imported, to keep DBOS out of the viewer).
-STALE_SECONDS = 30.0
-ACTIVE_STATES = ("queued", "running", "checking", "replanning")
 
 
 def sqlite_path(url: str) -> Path | None:
@@ -80,7 +74,7 @@ class Reader(Store):
 
     def last_events(self) -> dict[str, Event]:
         """Each run's latest conversation line."""
-        events = runs_store.events
+        events = schema.events
         latest = (
             sa.select(events.c.run_id, sa.func.max(events.c.seq).label("seq"))
             .group_by(events.c.run_id)
@@ -91,13 +85,11 @@ class Reader(Store):
         )
         with self.engine.connect() as conn:
             rows = conn.execute(query).all()
-        return {
-            row.run_id: Event(row.seq, row.kind, row.text, row.turn, row.created_at) for row in rows
-        }
+        return {row.run_id: EVENTS.record(row) for row in rows}
 
     def version_counts(self) -> dict[str, int]:
         """How many accepted versions each run has."""
-        versions = runs_store.versions
+        versions = schema.versions
         query = (
             sa.select(versions.c.run_id, sa.func.count())
             .where(versions.c.accepted.is_(True))
@@ -108,7 +100,7 @@ class Reader(Store):
 
     def list_stamp(self) -> Stamp:
         """Changes whenever a run is added or changes, or any run's conversation grows."""
-        runs, events = runs_store.runs, runs_store.events
+        runs, events = schema.runs, schema.events
         with self.engine.connect() as conn:
             count, updated = conn.execute(
                 sa.select(sa.func.count(), sa.func.max(runs.c.updated_at))
@@ -118,8 +110,8 @@ class Reader(Store):
 
     def run_stamp(self, run_id: str) -> Stamp | None:
         """Changes whenever the run's row, conversation, versions, steps or checks change."""
-        runs, events = runs_store.runs, runs_store.events
-        versions, steps, checks = runs_store.versions, runs_store.steps, runs_store.checks
+        runs, events = schema.runs, schema.events
+        versions, steps, checks = schema.versions, schema.steps, schema.checks
         with self.engine.connect() as conn:
             row = conn.execute(
                 sa.select(runs.c.updated_at, runs.c.state).where(runs.c.id == run_id)
@@ -140,17 +132,10 @@ class Reader(Store):
         return Stamp("|".join(parts), row.state)
 
     def executor_liveness(self) -> tuple[set[str], set[str]]:
-        """The executors with a heartbeat row, and those of them whose process is gone (no
-        heartbeat lately, or a process of this host that no longer exists)."""
-        host = socket.gethostname()
-        clock = time.time()
-        known, gone = set(), set()
-        for executor_id, row_host, pid, _role, seen_at in self.executors():
-            known.add(executor_id)
-            stale = clock - seen_at > STALE_SECONDS
-            if stale or (row_host == host and not _pid_alive(pid)):
-                gone.add(executor_id)
-        return known, gone
+        """The executors with a heartbeat row, and those of them that are gone (the engine's
+        rule: :func:`plangate.runs.executors.dead_executors`)."""
+        known = {row[0] for row in self.executors()}
+        return known, set(dead_executors(self, sorted(known)))
 
 
 def interrupted(state: str, executor: str | None, known: set[str], gone: set[str]) -> bool:
@@ -158,16 +143,6 @@ def interrupted(state: str, executor: str | None, known: set[str], gone: set[str
     if state not in ACTIVE_STATES or state == "queued" or not executor:
         return False
     return executor not in known or executor in gone
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _read_only_pragmas(dbapi_connection: Any, _record: Any) -> None:

@@ -38,6 +38,8 @@ EVENT_STYLES = {
     "plan_changed": ("card", "info"),
     "version_refused": ("card", "muted"),
     "waiting": ("card", "warn"),
+    "errored": ("card", "bad"),
+    "stopped": ("card", "warn"),
     "done": ("card", "ok"),
     "escalated": ("card", "warn"),
     "check_failed": ("line", "bad"),
@@ -263,7 +265,7 @@ def run_page(reader: Reader, run_id: str, version: int | None = None) -> Data:
     for row in rows:
         row["selected"] = row["accepted"] and row["number"] == shown
     latest = latest_round(check_records)
-    can_reply = run.state in ("waiting", "done")
+    can_reply = summary["can_reply"]
     conversation = _conversation(run, reader.events(run_id), records)
     agent_lines = [m["text"] for m in conversation if m["kind"] == "agent"]
     return {

@@ -19,6 +19,9 @@ import pytest
 
 from plangate.testing.session import Call, HookOutcome, Message, SimulatedSession, install
 
+#: The ``make_session`` fixture: ``make_session(name="s", *, private_home=False, **options)``.
+MakeSession = Callable[..., SimulatedSession]
+
 PLAN = """\
 # Plan: Notes search
 

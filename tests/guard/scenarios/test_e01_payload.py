@@ -9,7 +9,7 @@ import pytest
 from plangate.guard import calls, evaluate
 from plangate.testing.session import VERSION, Call, SimulatedSession
 
-from .conftest import Flow, assert_allowed, assert_denied, assert_unverified, long_plan
+from .conftest import Flow, MakeSession, assert_allowed, assert_denied, assert_unverified, long_plan
 
 CAPTURED_AGENT_KEYS = {"description", "prompt", "subagent_type", "run_in_background"}
 """The Agent input keys Claude Code 2.1.332 handed PreToolUse (captured payload)."""
@@ -100,8 +100,8 @@ def test_e01_04_agent_allowlist_and_input_normalisation(
     ("version", "expected"), [("2.1.340", "unseen_version"), ("2.1.332", "current_mismatch")]
 )
 def test_e01_05_stripped_description_is_unseen_version_only_after_the_checked_release(
-    make_session, version: str, expected: str
-) -> None:  # type: ignore[no-untyped-def]
+    make_session: MakeSession, version: str, expected: str
+) -> None:
     session = make_session(version=version)
     flow = Flow(session)
     _ceo_checkpointed(flow)
@@ -124,8 +124,8 @@ def test_e01_06_lone_foreground_dispatch_is_judged_on_the_payload_path(flow: Flo
 
 
 def test_e01_07_ranged_artifact_batch_each_judged_on_the_payload_path(
-    make_session,
-) -> None:  # type: ignore[no-untyped-def]
+    make_session: MakeSession,
+) -> None:
     session = make_session()
     flow = Flow(session, long_plan(1620))
     _ceo_checkpointed(flow)

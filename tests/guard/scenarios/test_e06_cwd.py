@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Any
 
 import pytest
 
@@ -81,7 +82,7 @@ def _rewrite(session: SimulatedSession, change) -> None:  # type: ignore[no-unty
     )
 
 
-def _root(records):  # type: ignore[no-untyped-def]
+def _root(records: list[dict[str, Any]]) -> dict[str, Any]:
     return next(r for r in records if r and r.get("parentUuid", 0) is None)
 
 

@@ -1,4 +1,8 @@
-"""E.8 Journal size and identity: bounded reads, rewrites, copies and truncation."""
+"""E.8 Journal size and identity: bounded reads, rewrites, copies and truncation.
+
+Not applicable, so without a test: E.8.45 (a whole-file size limit; superseded by item 58,
+the reader reads record by record) and E.8.46 (batch readers; plangate has none).
+"""
 
 from __future__ import annotations
 
@@ -16,7 +20,7 @@ from plangate.journal.reader import read_journal
 from plangate.journal.scan import Prefix
 from plangate.testing.session import Call, SimulatedSession
 
-from .conftest import Flow, assert_allowed, assert_denied, assert_unverified
+from .conftest import Flow, MakeSession, assert_allowed, assert_denied, assert_unverified
 
 MiB = 1024 * 1024
 
@@ -36,14 +40,6 @@ def _padding_history(session: SimulatedSession, records: int, size: int) -> None
     session.typed("Summarise the design notes, please.")
     for n in range(records):
         session.say(f"Part {n}: " + "lorem ipsum " * (size // 12), end_turn=n == records - 1)
-
-
-def test_e08_45_whole_file_size_limit_is_superseded() -> None:
-    pytest.skip("not applicable: superseded by item 58 (the reader reads record by record)")
-
-
-def test_e08_46_batch_readers() -> None:
-    pytest.skip("not applicable: plangate has no batch journal reader")
 
 
 @pytest.mark.slow
@@ -107,7 +103,8 @@ def test_e08_50_the_index_holds_no_content_and_reloads_only_the_invocation(
         and e.file is not None
         and e.file.file_path.endswith("close-packet.md")
     ]
-    assert close and close[0].text is not None and close[0].file.num_lines
+    assert close and close[0].text is not None
+    assert close[0].file is not None and close[0].file.num_lines
 
 
 @pytest.mark.slow
@@ -308,8 +305,8 @@ def test_e08_58_one_record_over_the_bound_is_too_large_and_an_unfinished_one_is_
 
 
 def test_e08_59_long_padded_session_is_verified_and_a_sidechain_padding_breaks_it(
-    make_session,
-) -> None:  # type: ignore[no-untyped-def]
+    make_session: MakeSession,
+) -> None:
     session = make_session("long")
     flow = Flow(session)
     _padding_history(session, records=30, size=200_000)
@@ -329,3 +326,24 @@ def test_e08_59_long_padded_session_is_verified_and_a_sidechain_padding_breaks_i
     session.journal_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     outcome = session.hook(flow.driver_read("design"), write_denial=False)
     assert_denied(outcome, "sidechain")
+
+
+def test_a_decision_past_the_guard_deadline_is_an_unverified_guard_timeout(
+    flow: Flow, session: SimulatedSession
+) -> None:
+    """Issue 14: a journal too slow to read (here a sparse 4 GiB tail with no line break)
+    once kept the guard busy past Claude Code's timeout, which kills a hook silently. The
+    guard gives up by itself at its deadline and says so."""
+    flow.through("ceo")
+    read = flow.driver_read("design")
+    session.message(calls=[read], journal=False, run=False)
+    size = session.journal_path.stat().st_size
+    os.truncate(session.journal_path, size + 4 * 1024**3)
+    try:
+        outcome = session.hook(read, env={"PLANGATE_GUARD_DEADLINE_MS": "300"})
+    finally:
+        os.truncate(session.journal_path, size)  # the fixture's own checks read the journal
+    assert_unverified(outcome, "guard_timeout", path="none")
+    assert outcome.elapsed < 5, outcome.elapsed
+    assert "0.3 s deadline" in (outcome.system_message or "")
+    assert [d["code"] for d in outcome.log] == ["guard_timeout"]

@@ -11,7 +11,7 @@ import pytest
 from plangate.autoplan import layout
 from plangate.testing.session import Call, SimulatedSession
 
-from .conftest import Flow, assert_allowed, assert_denied, plan_with_scope, report
+from .conftest import Flow, MakeSession, assert_allowed, assert_denied, plan_with_scope, report
 
 IMPLEMENTATION_LINE = "A search box and a results list."
 REVIEW_RECORD = "## Review record\n"
@@ -29,8 +29,8 @@ REVIEW_RECORD = "## Review record\n"
     ids=["ceo-design", "design-dx", "design-eng", "dx-eng", "eng-tasks"],
 )
 def test_e09_60_each_transition_needs_the_published_report(
-    make_session, scope: str, done: list[str], phase: str, target: str
-) -> None:  # type: ignore[no-untyped-def]
+    make_session: MakeSession, scope: str, done: list[str], phase: str, target: str
+) -> None:
     session = make_session()
     flow = Flow(session, plan_with_scope(scope))
     flow.through(*done)

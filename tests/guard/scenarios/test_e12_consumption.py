@@ -9,7 +9,7 @@ import pytest
 
 from plangate.testing.session import Call, SimulatedSession
 
-from .conftest import Flow, assert_allowed, assert_denied, plan_with_scope
+from .conftest import Flow, MakeSession, assert_allowed, assert_denied, plan_with_scope
 
 
 def test_e12_96_next_phase_artifact_or_dispatch_cannot_bypass_the_dx_report(
@@ -90,8 +90,8 @@ def test_e12_100_an_earlier_unguarded_future_read_cannot_erase_the_missing_repor
     ("delivery", "code"), [("error", None), ("pending", "entry_pending"), ("denied", None)]
 )
 def test_e12_101_a_failed_or_pending_future_delivery_does_not_advance(
-    make_session, delivery: str, code: str | None
-) -> None:  # type: ignore[no-untyped-def]
+    make_session: MakeSession, delivery: str, code: str | None
+) -> None:
     session = make_session()
     flow = Flow(session, plan_with_scope("design"))
     flow.through("ceo")
@@ -203,8 +203,8 @@ def test_e12_104_repair_tools_same_phase_artifacts_and_other_agents_are_allowed(
 
 
 def test_e12_105_rearming_excludes_reads_made_while_disarmed(
-    make_session,
-) -> None:  # type: ignore[no-untyped-def]
+    make_session: MakeSession,
+) -> None:
     session = make_session()
     flow = Flow(session, plan_with_scope("none"))
     flow.begin()

@@ -11,7 +11,7 @@ import pytest
 from plangate.autoplan import layout
 from plangate.testing.session import Call, SimulatedSession
 
-from .conftest import Flow, assert_allowed, assert_denied
+from .conftest import Flow, MakeSession, assert_allowed, assert_denied
 
 LOG_KEYS = {"schema", "ts", "decision", "disposition", "code", "path", "claude_code_version"}
 
@@ -110,8 +110,8 @@ def test_e14_121_the_log_is_trimmed_past_256_kib(flow: Flow, session: SimulatedS
 
 
 def test_e14_122_the_skills_own_reads_are_approved(
-    make_session,
-) -> None:  # type: ignore[no-untyped-def]
+    make_session: MakeSession,
+) -> None:
     session = make_session(private_home=True)
     flow = Flow(session)
     close_procedure = session.skill_file("sections/phase-close.md")
@@ -185,8 +185,8 @@ def test_e14_123_look_alikes_keep_claude_codes_own_check(
 
 
 def test_e14_124_init_from_a_subfolder_keeps_git_status_clean(
-    make_session,
-) -> None:  # type: ignore[no-untyped-def]
+    make_session: MakeSession,
+) -> None:
     session = make_session()
     repo = session.project_dir
     env = {

@@ -1,0 +1,57 @@
+"""``plangate runs [--json]``: every run, its state, attempts and plan version (the store only)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TextIO
+
+from plangate.commands.run import engine
+from plangate.errors import ExitCodes
+
+EXIT_CODES = ExitCodes(
+    {0: "listed (none included)", 1: "the runs database cannot be used", 2: "bad usage"},
+    usage=2,
+    failure=1,
+)
+
+
+def runs_command(*, as_json: bool = False, out: TextIO) -> int:
+    """``plangate runs [--json]``: every run, its state, attempts and version."""
+    from plangate.runs.engine import run_summary
+
+    runs = engine()
+    try:
+        records = runs.store.runs()
+        if as_json:
+            rows = []
+            for run in records:
+                row = run_summary(run)
+                row["interrupted"] = runs.interrupted(run)
+                rows.append(row)
+            print(json.dumps(rows, indent=2), file=out)
+            return 0
+        if not records:
+            print("No runs yet. Start one with `plangate run PLAN.md`.", file=out)
+            return 0
+        print(f"{'RUN':<10} {'STATE':<12} {'ATTEMPTS':<9} {'VERSION':<8} TITLE", file=out)
+        for run in records:
+            state = "interrupted" if runs.interrupted(run) else run.state
+            used = f"{run.attempts_used}/{run.attempts_allowed}"
+            version = str(run.version) if run.has_plan else "-"
+            print(f"{run.id:<10} {state:<12} {used:<9} {version:<8} {run.title}", file=out)
+            if run.errored is not None:
+                print(f"{'':<10} {run.errored.line()}", file=out)
+        return 0
+    finally:
+        runs.store.close()
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser("runs", help="list the runs")
+    parser.add_argument("--json", action="store_true")
+
+
+def run(args: argparse.Namespace) -> int:
+    return runs_command(as_json=args.json, out=sys.stdout)

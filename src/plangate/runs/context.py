@@ -1,0 +1,115 @@
+"""What the workflow's steps share: this process's store and executor id, the values they
+pass back to the workflow, and the reads most of them make.
+
+:func:`bind` points the steps of this process at a store (the engine does, when it starts
+DBOS). Every value here is picklable: DBOS records a step's result with pickle.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from plangate.errors import PlangateError
+from plangate.plan.model import Plan
+from plangate.plan.parse import parse_plan
+from plangate.runs.model import Failure
+from plangate.runs.store import Store
+
+
+class _Context:
+    """What the steps of this process use: the store and this executor's id."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.store: Store | None = None
+        self.executor_id = ""
+
+
+CONTEXT = _Context()
+
+
+def bind(store: Store, executor_id: str) -> None:
+    """Point this process's workflow steps at ``store``."""
+    with CONTEXT.lock:
+        CONTEXT.store = store
+        CONTEXT.executor_id = executor_id
+
+
+def store_() -> Store:
+    store = CONTEXT.store
+    if store is None:
+        raise PlangateError("the runs engine is not started", "start it with plangate run")
+    return store
+
+
+def attempt_key(turn: int, attempt: int) -> str:
+    return f"t{turn}/a{attempt}"
+
+
+# -- values passed between steps ---------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TurnStart:
+    has_plan: bool
+    task: str | None
+    plan_text: str | None
+    version: int
+    executed: tuple[int, ...]
+    feedback: tuple[Failure, ...]
+    reply: str | None
+    attempts_allowed: int
+    review: bool
+
+
+@dataclass(frozen=True, slots=True)
+class StepResult:
+    status: Literal["done", "escalated"]
+    failure: Failure | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReplanResult:
+    number: int | None
+    plan_text: str | None
+    detail: str
+
+
+# -- helpers the steps share ----------------------------------------------------------------
+
+
+def plan_of(run_id: str, version: int) -> Plan | None:
+    if version <= 0:
+        return None
+    record = store_().version(run_id, version)
+    if record is None:
+        raise PlangateError(f"run {run_id} has no plan version {version}", "start a new run")
+    return parse_plan(record.plan_text, source=f"<version {version}>")
+
+
+def event(run_id: str, key: str, turn: int, kind: str, text: str) -> None:
+    store = store_()
+    with store.transaction() as conn:
+        store.add_event(conn, run_id, key, turn, kind, text)
+
+
+def set_state(run_id: str, state: str) -> None:
+    store = store_()
+    with store.transaction() as conn:
+        store.update_run(conn, run_id, state=state)
+
+
+def carried(run_id: str) -> tuple[Store, Path, str, str]:
+    """The store, worktree, base commit and agent of the run; and the run marked as carried
+    by this process (a turn resumed elsewhere after a crash changes hands)."""
+    store = store_()
+    run = store.run(run_id)
+    if run is None:
+        raise PlangateError(f"there is no run {run_id}", "see `plangate runs`")
+    if run.executor != CONTEXT.executor_id:
+        with store.transaction() as conn:
+            store.update_run(conn, run_id, executor=CONTEXT.executor_id)
+    return store, Path(run.worktree), run.base_commit, run.agent

@@ -1,0 +1,116 @@
+"""A new run: what ``plangate run`` asks for (:class:`RunOptions`), checked, and recorded as
+a ``queued`` run with version 1 of its plan.
+
+The checks happen here, before anything is queued, so a bad request is refused at the
+command line and never reaches a worker: a plan file that cannot be read or does not
+validate, no plan and no task (or both), fewer than one attempt, an unknown agent, a folder
+that is not a git repository with a commit.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+from plangate import config
+from plangate.agents import load_agent
+from plangate.errors import UsageError
+from plangate.locations import state_root
+from plangate.plan.parse import parse_plan
+from plangate.plan.render import render_plan
+from plangate.plan.validate import validate_plan
+from plangate.runs import sandbox
+from plangate.runs.attempts import TRIGGER_SENTENCES
+from plangate.runs.model import RunRecord
+from plangate.runs.store import Store, now
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """What ``plangate run`` was asked for."""
+
+    plan_path: str | None = None
+    task: str | None = None
+    repo: str = "."
+    attempts: int | None = None
+    checks: tuple[str, ...] = ()
+    review: bool = False
+    agent: str = "claude-code"
+
+
+def create(store: Store, options: RunOptions) -> RunRecord:
+    """Check what was asked and record the run (``queued``), with version 1 of its plan."""
+    if (options.plan_path is None) == (options.task is None):
+        raise UsageError(
+            "give a plan file or --task, not both and not neither",
+            "run `plangate run PLAN.md` or `plangate run --task TEXT`",
+        )
+    attempts = options.attempts
+    if attempts is None:
+        value, _source = config.resolve("run_attempts")
+        attempts = int(value)
+    if attempts < 1:
+        raise UsageError(f"--attempts {attempts} is less than 1", "give --attempts 1 or more")
+    load_agent(options.agent)  # an unknown agent is refused now, not in the worker
+    head = sandbox.repo_head(options.repo)
+    plan_text = None
+    title = (options.task or "").strip().splitlines()[0][:80] if options.task else ""
+    if options.plan_path is not None:
+        path = Path(options.plan_path)
+        try:
+            raw = path.read_text(encoding="utf-8")
+        except OSError as error:
+            raise UsageError(
+                f"cannot read the plan {path}: {error.strerror or error}",
+                "give the path of a plan file (docs/plan-format.md)",
+            ) from error
+        plan = parse_plan(raw, source=str(path))
+        problems = validate_plan(plan)
+        if problems:
+            raise UsageError(
+                f"the plan {path} cannot run: {problems[0]}"
+                + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""),
+                "fix the plan (docs/plan-format.md lists what validate_plan reports)",
+            )
+        plan_text = render_plan(plan)
+        title = plan.title
+    run_id = secrets.token_hex(4)
+    worktree = Path(state_root()) / "runs" / run_id / "worktree"
+    stamp = now()
+    record = RunRecord(
+        id=run_id,
+        created_at=stamp,
+        updated_at=stamp,
+        repo=head.toplevel,
+        base_commit=head.commit,
+        branch=f"plangate/run-{run_id}",
+        worktree=str(worktree),
+        agent=options.agent,
+        task=options.task,
+        plan_source=None if options.plan_path is None else str(Path(options.plan_path).resolve()),
+        has_plan=plan_text is not None,
+        attempts_allowed=attempts,
+        review=options.review,
+        extra_checks=tuple(options.checks),
+        state="queued",
+        turn=1,
+        attempts_used=0,
+        version=1 if plan_text is not None else 0,
+        title=title,
+    )
+    with store.transaction() as conn:
+        store.insert_run(conn, record)
+        if plan_text is not None:
+            store.add_version(
+                conn,
+                run_id,
+                "initial",
+                accepted=True,
+                trigger="initial",
+                why=TRIGGER_SENTENCES["initial"],
+                refusal=None,
+                attempts_used=0,
+                plan_text=plan_text,
+            )
+    return record

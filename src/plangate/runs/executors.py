@@ -1,0 +1,194 @@
+"""The processes that serve runs: their heartbeats, which of them are gone, and putting the
+turns of those that are gone back on the queue.
+
+Every process that carries turns (a foreground ``plangate run`` or ``reply``, a worker) has a
+DBOS executor id of its own and a row in the ``executors`` table that its heartbeat renews
+every :data:`HEARTBEAT_SECONDS` (:class:`Heartbeat`). An executor is gone when it has no row,
+when it ran on this host and its process no longer exists
+(:func:`plangate.processes.pid_alive`: a zombie counts as gone), or when it ran on another
+host and its heartbeat is older than :data:`STALE_SECONDS` (:func:`dead_executors`). A
+worker's :func:`recover` puts the pending turns of gone executors back on the runs queue,
+where a live worker takes each and resumes it after its last completed step.
+
+A heartbeat that fails is logged; once heartbeats have failed for :data:`STALE_SECONDS`, the
+runs the process carries get a notice (``plangate show``, ``plangate runs``, the viewer),
+since other workers may take them for gone.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import time
+from collections.abc import Callable, Sequence
+
+from plangate.processes import pid_alive
+from plangate.runs import errorlog
+from plangate.runs.model import ACTIVE_STATES
+from plangate.runs.store import Store
+
+HEARTBEAT_SECONDS = 5.0
+STALE_SECONDS = 30.0
+
+logger = logging.getLogger("plangate.runs")
+
+
+def dead_executors(store: Store, candidates: Sequence[str], *, me: str = "") -> list[str]:
+    """The executors among ``candidates`` that are gone: no heartbeat row; on this host, a
+    process that no longer exists; on another host, no heartbeat for :data:`STALE_SECONDS`."""
+    rows = {row[0]: row for row in store.executors()}
+    host = socket.gethostname()
+    clock = time.time()
+    dead = []
+    for executor in sorted(set(candidates)):
+        if not executor or executor == me:
+            continue
+        row = rows.get(executor)
+        if row is None:
+            dead.append(executor)
+            continue
+        _id, row_host, pid, _role, seen_at = row
+        if row_host == host:
+            # Here the process table decides; a long silence covers a reused process id.
+            gone = not pid_alive(pid) or clock - seen_at > 10 * STALE_SECONDS
+        else:
+            gone = clock - seen_at > STALE_SECONDS
+        if gone:
+            dead.append(executor)
+    return dead
+
+
+def live_workers(store: Store) -> int:
+    """How many worker processes have a fresh heartbeat."""
+    rows = [row for row in store.executors() if row[3] == "worker"]
+    dead = set(dead_executors(store, [row[0] for row in rows]))
+    return sum(1 for row in rows if row[0] not in dead)
+
+
+def recover(store: Store, me: str) -> int:
+    """Put the turns of executors that are gone back on the runs queue; how many.
+
+    DBOS's own recovery puts a workflow that was started directly (a foreground ``plangate
+    run``) on its internal queue, which every DBOS process serves, foreground ones too;
+    here it goes to the runs queue instead, which only workers serve.
+    """
+    from dbos import DBOS
+    from dbos._dbos import _get_dbos_instance
+    from dbos._shard_keys import bind_shard_keys
+
+    from plangate.runs import workflow
+
+    pending = DBOS.list_workflows(
+        status=["PENDING"],
+        load_input=False,
+        load_output=False,
+        name=workflow.WORKFLOW_NAME,
+        app_version=workflow.APPLICATION_VERSION,
+    )
+    owners = {flow.executor_id or "" for flow in pending}
+    gone = dead_executors(store, [row[0] for row in store.executors()])
+    for executor in gone:
+        if executor not in owners:  # nothing left to resume: forget it
+            store.forget_executor(executor)
+    dead = dead_executors(store, sorted(owners), me=me)
+    if not dead:
+        return 0
+    system = _get_dbos_instance()._sys_db
+    count = 0
+    for executor in dead:
+        for flow in system.get_pending_workflows(executor, workflow.APPLICATION_VERSION):
+            with bind_shard_keys({flow.workflow_id: flow.shard_key}):
+                if system.reenqueue_for_recovery(flow.workflow_id, dead, workflow.QUEUE):
+                    count += 1
+    return count
+
+
+def busy(store: Store, me: str) -> bool:
+    """Whether a run is queued, or in flight here or in a process that is gone."""
+    from dbos import DBOS
+
+    from plangate.runs import workflow
+
+    flows = DBOS.list_workflows(
+        status=["ENQUEUED", "PENDING"],
+        load_input=False,
+        load_output=False,
+        name=workflow.WORKFLOW_NAME,
+    )
+    if any(flow.status == "ENQUEUED" for flow in flows):
+        return True
+    owners = [flow.executor_id or "" for flow in flows]
+    if me in owners:
+        return True
+    return bool(dead_executors(store, owners, me=me))
+
+
+class Heartbeat:
+    """This process's heartbeat, and what it does when beats fail."""
+
+    def __init__(self, store: Store, executor_id: str) -> None:
+        self.store = store
+        self.executor_id = executor_id
+        self._failing_since: float | None = None  # when heartbeats began to fail
+        self._beats_failed = 0
+        self._marked = False  # the runs carried here show that heartbeats fail
+
+    def beat(self, role: str, clock: Callable[[], float] = time.time) -> bool:
+        """Record this process's heartbeat; whether it was recorded.
+
+        A beat that fails is logged (the first with its traceback) and tried again at the
+        next one. Once beats have failed for :data:`STALE_SECONDS`, other processes may take
+        this one for gone and resume its runs, so each run it carries gets a notice (shown by
+        ``plangate show``, ``plangate runs`` and the viewer), cleared when a beat is recorded
+        again.
+        """
+        when = clock()
+        try:
+            self.store.heartbeat(self.executor_id, socket.gethostname(), os.getpid(), role, when)
+        except Exception as error:
+            self._beats_failed += 1
+            if self._failing_since is None:
+                self._failing_since = when
+                logger.warning(
+                    "plangate: this process (%s) could not record its heartbeat; retrying "
+                    "every %gs",
+                    self.executor_id,
+                    HEARTBEAT_SECONDS,
+                    exc_info=True,
+                )
+            else:
+                logger.warning(
+                    "plangate: heartbeat failed %d times in a row, for %ds: %s",
+                    self._beats_failed,
+                    when - self._failing_since,
+                    errorlog.describe(error),
+                )
+            if not self._marked and when - self._failing_since >= STALE_SECONDS:
+                self._marked = self._mark_carried(
+                    f"this process ({self.executor_id}) has not recorded its heartbeat for "
+                    f"{when - self._failing_since:.0f}s ({errorlog.describe(error)}); another "
+                    "worker may take the run over"
+                )
+            return False
+        if self._failing_since is not None:
+            logger.warning(
+                "plangate: heartbeat recorded again after %d failures", self._beats_failed
+            )
+            if self._marked:
+                self._marked = not self._mark_carried(None)
+            self._failing_since, self._beats_failed = None, 0
+        return True
+
+    def _mark_carried(self, notice: str | None) -> bool:
+        """Set (or clear) the notice on the runs this process carries; whether it could."""
+        try:
+            store = self.store
+            carried = store.runs_carried_by(self.executor_id, ACTIVE_STATES)
+            with store.transaction() as conn:
+                for run_id in carried:
+                    store.update_run(conn, run_id, notice=notice)
+        except Exception:
+            logger.warning("plangate: could not mark the runs of this process", exc_info=True)
+            return False
+        return True

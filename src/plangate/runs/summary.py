@@ -1,0 +1,63 @@
+"""How a run is told: the state line ``plangate show`` prints, the summary ``plangate runs
+--json`` and ``plangate show --json`` start from, a conversation line as ``plangate run``
+prints it, and the error a command raises for a turn that ended ``errored``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from plangate.errors import RunErroredError
+from plangate.runs.model import ACTIVE_STATES, Event, RunRecord
+
+
+def state_line(run: RunRecord, *, interrupted: bool) -> str:
+    """``errored`` with its error and log, ``interrupted``, or the notice of the process
+    carrying it, after the state."""
+    if run.errored is not None:
+        return f"errored: {run.errored.error} (traceback in {run.errored.log})"
+    if interrupted:
+        return f"{run.state} (interrupted: `plangate worker --until-idle` resumes it)"
+    if run.notice and run.state in ACTIVE_STATES:
+        return f"{run.state} (warning: {run.notice})"
+    return run.state
+
+
+def event_line(run_id: str, event: Event) -> str:
+    """How ``plangate run`` prints a conversation line."""
+    if event.kind == "plan_changed":
+        number = event.text.split("version ", 1)[1].split(":", 1)[0]
+        return f"{event.text} View version {number}: plangate show {run_id} --version {number}"
+    if event.kind == "agent":
+        return "Agent: " + event.text.replace("\n", "\n  ")
+    return event.text
+
+
+def run_summary(run: RunRecord) -> dict[str, Any]:
+    return {
+        "id": run.id,
+        "state": run.state,
+        "title": run.title,
+        "turn": run.turn,
+        "attempts_used": run.attempts_used,
+        "attempts_allowed": run.attempts_allowed,
+        "version": run.version,
+        "created_at": run.created_at,
+        "updated_at": run.updated_at,
+        "errored": None
+        if run.errored is None
+        else {"error": run.errored.error, "log": run.errored.log},
+        "notice": run.notice,
+    }
+
+
+def errored_error(run: RunRecord) -> RunErroredError:
+    """The error a command raises for a run whose turn ended ``errored``."""
+    errored = run.errored
+    error = errored.error if errored is not None else "an unexpected error"
+    log = errored.log if errored is not None else ""
+    return RunErroredError(
+        f"turn {run.turn} of run {run.id} stopped on an unexpected error: {error}",
+        f"the traceback is in {log}; please report it. `plangate reply {run.id} MESSAGE` "
+        "tries the turn again",
+        log=log,
+    )
