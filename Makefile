@@ -2,7 +2,7 @@
 #   make demo   installs what plangate needs, then runs a real Claude Code session on the stand-in model
 #   make test   installs what the tests need (Python packages, Claude Code, PostgreSQL,
 #               Chromium and tmux from apt when missing, and as root an unprivileged test user),
-#               then runs lint, types (mypy --strict on src, tests and benchmarks) and the whole
+#               then runs lint, types (mypy --strict on src, testkit, tests and benchmarks) and the whole
 #               test suite. CI (.ci/run) also sets PLANGATE_REQUIRE_ALL=1: a test that would skip
 #               for want of something CI has (the transcript corpus, PostgreSQL, Chromium, the
 #               Claude Code CLI, tmux) fails instead.
@@ -38,8 +38,8 @@ services:
 	./scripts/ensure-test-services
 
 lint:
-	$(BIN)/ruff check --no-cache src tests benchmarks
-	$(BIN)/ruff format --no-cache --check src tests benchmarks
+	$(BIN)/ruff check --no-cache src testkit tests benchmarks
+	$(BIN)/ruff format --no-cache --check src testkit tests benchmarks
 
 types:
 	$(BIN)/mypy
@@ -48,7 +48,7 @@ pytest:
 	$(BIN)/pytest
 
 bench: setup
-	$(BIN)/python benchmarks/journal_decision.py
+	$(BIN)/python -m benchmarks.journal_decision
 
 clean:
 	rm -rf $(VENV) node_modules .pytest_cache .mypy_cache .ruff_cache

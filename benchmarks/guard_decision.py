@@ -1,6 +1,7 @@
 """Decision time of the phase publication guard (the PreToolUse hook), beside floors.
 
-Run: ``python benchmarks/guard_decision.py [--sizes 1,10,100] [--repeat N] [--json]``.
+Run from the repository root: ``python -m benchmarks.guard_decision [--sizes 1,10,100]
+[--repeat N] [--json]``.
 
 For each journal size this times the guard hook exactly as Claude Code runs it: the command
 ``plangate setup`` registers (``<python> -c 'from plangate.hooks.pre_tool_use import main;
@@ -18,41 +19,44 @@ init`` call and its output), and the guarded call is the Read of the installed s
 with peak memory, next to the floors of ``journal_decision.py`` (bare start-up, ``cat``, a
 naive ``json.loads`` of every line), and judged against the reader's targets.
 
-Journal generation, timing, floors and the table's header come from ``journal_decision.py``
-(imported from this folder); the driver uses the standard library only.
+Journal generation (:mod:`benchmarks.synthetic`, :mod:`benchmarks.generated`), timing and
+floors (:mod:`benchmarks.timing`) and the table's header (:mod:`benchmarks.journal_decision`)
+are shared with ``journal_decision.py``.
 """
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import json
 import os
-import random
 import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Callable, Iterator
-from datetime import timedelta
 from typing import Any
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import journal_decision as jd  # noqa: E402 - a sibling script, not a package
+from benchmarks import journal_decision as jd
+from benchmarks.generated import GeneratedJournal
+from benchmarks.guard_session import Installation, Session
+from benchmarks.timing import (
+    REPO,
+    Case,
+    Sample,
+    append_target,
+    case_rows,
+    cold_target,
+    label,
+    load_average,
+    log,
+    run,
+    source_state,
+    startup_target,
+)
 
-HOOK_MODULE = "plangate.hooks.pre_tool_use"
 IMPORT_SCRIPT = "import plangate.hooks.pre_tool_use, plangate.guard.evaluate"
 NON_PHASE_FILE = "/etc/hostname"
-SKILL = "autoplan"
-DRIVER = os.path.join("skills", SKILL, "sections", "ceo-phase.md")
-LOG = os.path.join("analytics", "autoplan-guard.jsonl")
 INSTALL_ENV = ("CLAUDE", "PLANGATE", "ANTHROPIC")
 """Inherited variables with these prefixes are dropped: the children get only ours."""
-
-# The plan the /autoplan e2e tests review.
-from plangate.testing.autoplan import PLAN  # noqa: E402
 
 PROFILE_SCRIPT = """\
 import cProfile, io, pstats, sys
@@ -69,317 +73,10 @@ stats = pstats.Stats(profile, stream=sys.stderr)
 stats.sort_stats(sys.argv[1]).print_stats(int(sys.argv[2]))
 """
 
-Block = dict[str, Any]
-
-
-# --------------------------------------------------------------------------------------------
-# The /autoplan invocation at the end of the journal
-# --------------------------------------------------------------------------------------------
-
-
-class GuardWriter(jd.SessionWriter):
-    """Continues a generated journal with the records of an /autoplan invocation, in the
-    same 2.1.332 shape and parent chain as :class:`journal_decision.SessionWriter`."""
-
-    def slash_command(self, name: str, arguments: str) -> None:
-        """A typed ``/name arguments`` human turn, as Claude Code writes a slash command."""
-        text = f"/{name} {arguments}"
-        self.prompt_index += 1
-        self.prompt_id = self.new_uuid()
-        self.prompt_text = text
-        self.meta("queue-operation", operation="enqueue", timestamp=self.now(), content=text)
-        self.meta("queue-operation", operation="dequeue", timestamp=self.now(1, 5))
-        sent = int((jd.START + timedelta(milliseconds=self.clock_ms)).timestamp() * 1000)
-        content = "\n            ".join(
-            [
-                f"<command-name>/{name}</command-name>",
-                f"<command-message>{name}</command-message>",
-                f"<command-args>{arguments}</command-args>",
-            ]
-        )
-        self.chained(
-            {
-                "promptId": self.prompt_id,
-                "type": "user",
-                "message": {"role": "user", "content": content},
-            },
-            {
-                "permissionMode": "default",
-                "promptSource": "sdk",
-                "sentAtMs": sent,
-                "rowSource": "local",
-                "turnOrigin": "sdk",
-                "turnPosition": {"promptIndex": self.prompt_index, "turnIndex": 1},
-            },
-        )
-
-    def tool_id(self) -> str:
-        return f"toolu_01{self.hex_id(18)}"
-
-    def call(self, block: Block) -> str:
-        """One API round trip whose message is one tool call, before the call has run (what
-        the journal holds when Claude Code runs the PreToolUse hook). Returns its uuid."""
-        self.api_request()
-        use = self.assistant_record(block, f"msg_01{self.hex_id(16)}", 0, "tool_use")
-        self.meta("last-prompt", lastPrompt=self.prompt_text[:200], leafUuid=self.parent)
-        self.meta("atis-latch", atis="")
-        return use
-
-    def result(self, use: str, block: Block, text: str, side: dict[str, Any]) -> None:
-        """The call's successful result, with its ``toolUseResult`` side-car."""
-        body: dict[str, Any] = {"toolUseResult": side}
-        if block["name"] == "Bash":
-            body["sandboxed"] = False
-        body["sourceToolAssistantUUID"] = use
-        body["permissionDecision"] = {
-            "decision": "accept",
-            "source": "config",
-            "reasonType": "rule",
-            "ruleSource": "cliArg",
-        }
-        content = {"tool_use_id": block["id"], "type": "tool_result", "content": text}
-        content["is_error"] = False
-        self.chained(
-            {
-                "promptId": self.prompt_id,
-                "type": "user",
-                "message": {"role": "user", "content": [content]},
-            },
-            body,
-            parent=use,
-            stamp=self.now(20, 3000),
-        )
-
-
-def bash_call(tool_id: str, command: str, stdout: str) -> tuple[Block, str, dict[str, Any]]:
-    block = {
-        "type": "tool_use",
-        "id": tool_id,
-        "name": "Bash",
-        "input": {"command": command, "description": "Start the /autoplan run"},
-    }
-    side = {
-        "stdout": stdout,
-        "stderr": "",
-        "interrupted": False,
-        "isImage": False,
-        "noOutputExpected": False,
-    }
-    return block, stdout, side
-
-
-def read_call(tool_id: str, path: str) -> tuple[Block, str, dict[str, Any]]:
-    """A whole-file Read of ``path`` and its result, as the generator writes Reads."""
-    with open(path, encoding="utf-8") as handle:
-        return jd.read_blocks(tool_id, path, handle.read())
-
-
-class Installation:
-    """The real project, plangate's skills installed by ``plangate setup``, and the output
-    of the real ``plangate autoplan init`` that the journals' invocation records."""
-
-    def __init__(self, workdir: str, python: str, base_env: dict[str, str]) -> None:
-        self.plangate = os.path.join(os.path.dirname(python), "plangate")
-        if not os.path.exists(self.plangate):
-            raise SystemExit(f"no plangate command next to {python}")
-        self.project = jd.Journal(workdir, 1).project  # every generated journal's cwd
-        self.plan = os.path.join(self.project, "plan.md")
-        self.restore = os.path.join(self.project, ".plangate", "tmp", SKILL, "plan-restore-1.md")
-        folder = os.path.join(workdir, "guard-install")
-        shutil.rmtree(folder, ignore_errors=True)
-        self.config = os.path.join(folder, "config")
-        self.env = dict(base_env)
-        self.env.update(
-            HOME=os.path.join(folder, "home"),
-            CLAUDE_CONFIG_DIR=self.config,
-            PLANGATE_STATE_ROOT=os.path.join(folder, "state"),
-        )
-        os.makedirs(self.env["HOME"])
-        self._command([self.plangate, "setup"], folder)
-        self.hook_argv = self._registered_hook()
-        # A fresh invocation each run: the init rewrites the plan and keeps a restore point.
-        os.makedirs(self.project, exist_ok=True)
-        for name in ("plan.md", ".plangate"):
-            path = os.path.join(self.project, name)
-            if os.path.isdir(path):
-                shutil.rmtree(path)
-            elif os.path.exists(path):
-                os.unlink(path)
-        if not os.path.isdir(os.path.join(self.project, ".git")):
-            self._command(["git", "init", "-q", self.project], self.project)
-        with open(self.plan, "w", encoding="utf-8") as handle:
-            handle.write(PLAN)
-        words = [self.plangate, SKILL, "init", self.plan, self.plan, self.restore]
-        # The literal call the skill tells the model to make: every word double-quoted.
-        self.init_command = " ".join(f'"{w}"' if os.path.isabs(w) else w for w in words)
-        self.init_stdout = self._command(words, self.project).rstrip("\n")
-        init = json.loads(self.init_stdout)
-        if init.get("reused") is not False or init.get("restorePath") != self.restore:
-            raise SystemExit(f"unexpected init result: {self.init_stdout}")
-
-    def _command(self, argv: list[str], cwd: str) -> str:
-        done = subprocess.run(argv, env=self.env, cwd=cwd, capture_output=True, text=True)
-        if done.returncode != 0:
-            raise SystemExit(f"{shlex.join(argv)} failed:\n{done.stdout}{done.stderr}")
-        return done.stdout
-
-    def _registered_hook(self) -> list[str]:
-        """The PreToolUse command ``plangate setup`` wrote into settings.json, as argv."""
-        with open(os.path.join(self.config, "settings.json"), encoding="utf-8") as handle:
-            settings = json.load(handle)
-        for group in settings.get("hooks", {}).get("PreToolUse", []):
-            for handler in group.get("hooks", []):
-                command = handler.get("command", "")
-                if f"from {HOOK_MODULE} import main" in command:
-                    return shlex.split(command)
-        raise SystemExit("plangate setup registered no PreToolUse guard")
-
-
-class Session:
-    """One copy of a generated journal, continued with the /autoplan invocation, in a fresh
-    ``<folder>/config`` (with the installed skills), HOME and state root."""
-
-    def __init__(
-        self,
-        journal: jd.Journal,
-        folder: str,
-        install: Installation,
-        corpus: Callable[[], jd.Corpus],
-        env: dict[str, str],
-    ) -> None:
-        self.journal = journal
-        self.folder = folder
-        self.corpus = corpus
-        self.config, self.path = jd.copy_tree(journal, folder)
-        shutil.copytree(os.path.join(install.config, "skills"), os.path.join(self.config, "skills"))
-        self.driver = os.path.join(self.config, DRIVER)
-        self.state_root = os.path.join(folder, "state")
-        self.log = os.path.join(self.state_root, LOG)
-        os.makedirs(os.path.join(folder, "home"))
-        self.env = dict(env)
-        self.env.update(
-            HOME=os.path.join(folder, "home"),
-            CLAUDE_CONFIG_DIR=self.config,
-            CLAUDE_PROJECT_DIR=journal.project,
-            PLANGATE_STATE_ROOT=self.state_root,
-        )
-        self.state: dict[str, Any] = dict(journal.meta["state"])
-        self.rounds = 0
-        self.unread = 0  # bytes appended since the last hook run
-        self.payload_ids = random.Random(folder)
-
-        def begin(writer: GuardWriter) -> None:
-            writer.end_turn()
-            writer.slash_command(SKILL, os.path.basename(install.plan))
-            block, text, side = bash_call(
-                writer.tool_id(), install.init_command, install.init_stdout
-            )
-            writer.result(writer.call(block), block, text, side)
-
-        self.tail_bytes = self.write(begin)
-
-    def write(self, records: Callable[[GuardWriter], None]) -> int:
-        """Append what ``records`` writes (flushed to disk); returns the bytes."""
-        with open(self.path, "ab") as out:
-            writer = GuardWriter(
-                out,
-                random.Random(f"{self.folder}-{self.rounds}"),
-                self.corpus(),
-                self.journal.session,
-                self.journal.project,
-                state=self.state,
-            )
-            records(writer)
-            out.flush()
-            os.fsync(out.fileno())
-        self.rounds += 1
-        self.state = writer.state()
-        self.unread += writer.bytes
-        return writer.bytes
-
-    def append_bulk(self) -> None:
-        """About 10 KB of unrelated work: :func:`journal_decision.append_records`."""
-        self.state, written = jd.append_records(
-            self.path, self.journal, self.state, f"{self.folder}-{self.rounds}", self.corpus()
-        )
-        self.rounds += 1
-        self.unread += written
-
-    def pending_read(self) -> tuple[str, str, Block]:
-        """Journal the guarded Read (not run yet); returns its id, uuid and block."""
-        found: list[tuple[str, str, Block]] = []
-
-        def records(writer: GuardWriter) -> None:
-            block, _, _ = read_call(writer.tool_id(), self.driver)
-            found.append((block["id"], writer.call(block), block))
-
-        self.write(records)
-        return found[0]
-
-    def read_ran(self, use: str, block: Block) -> None:
-        """The journaled Read ran: its result."""
-        _, text, side = read_call(block["id"], self.driver)
-        self.write(lambda writer: writer.result(use, block, text, side))
-
-    def unjournaled_read_ran(self, tool_id: str) -> None:
-        """A Read decided on the payload path ran: Claude Code writes it and its result."""
-        block, text, side = read_call(tool_id, self.driver)
-        self.write(lambda writer: writer.result(writer.call(block), block, text, side))
-
-    def new_tool_id(self) -> str:
-        return f"toolu_01{self.payload_ids.getrandbits(72):018x}{9_000_000 + self.rounds:08d}"
-
-    def payload(self, tool_id: str, file_path: str) -> bytes:
-        """The PreToolUse payload Claude Code 2.1.332 sends for a Read."""
-        payload = {
-            "session_id": self.journal.session,
-            "transcript_path": self.path,
-            "cwd": self.journal.project,
-            "permission_mode": "default",
-            "hook_event_name": "PreToolUse",
-            "tool_name": "Read",
-            "tool_input": {"file_path": file_path},
-            "tool_use_id": tool_id,
-        }
-        return json.dumps(payload).encode("utf-8")
-
-    def log_lines(self) -> list[str]:
-        try:
-            with open(self.log, encoding="utf-8") as handle:
-                return handle.read().splitlines()
-        except FileNotFoundError:
-            return []
-
 
 # --------------------------------------------------------------------------------------------
 # Timing
 # --------------------------------------------------------------------------------------------
-
-
-class _FedSubprocess:
-    """``subprocess`` as :func:`journal_decision.run` sees it, with ``DEVNULL`` replaced by an
-    open descriptor: ``run`` gives its child ``stdin=subprocess.DEVNULL``, and a hook reads its
-    payload from stdin. Everything else is the real module."""
-
-    def __init__(self, fd: int) -> None:
-        self.DEVNULL = fd
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(subprocess, name)
-
-
-@contextlib.contextmanager
-def stdin_from(path: str) -> Iterator[None]:
-    """Within the block, children started by :func:`journal_decision.run` read ``path``."""
-    fd = os.open(path, os.O_RDONLY)
-    module = vars(jd)
-    real = module["subprocess"]
-    module["subprocess"] = _FedSubprocess(fd)
-    try:
-        yield
-    finally:
-        module["subprocess"] = real
-        os.close(fd)
 
 
 def verified_allow(output: Any) -> bool:
@@ -412,7 +109,7 @@ class GuardBench(jd.Bench):
         super().__init__(install.hook_argv[0], workdir, repeat, regenerate)
         self.install = install
         self.reader = reader
-        self.imports = jd.Case("-", "info: start-up + import of the hook and decision modules")
+        self.imports = Case("-", "info: start-up + import of the hook and decision modules")
         self.base_env = {k: v for k, v in self.base_env.items() if not k.startswith(INSTALL_ENV)}
         self.runs = os.path.join(workdir, "guard-runs")
         self.outputs: dict[str, str] = {}
@@ -422,7 +119,7 @@ class GuardBench(jd.Bench):
         self.floor(self.bare, [self.python, "-c", "pass"], peak=peak)
         self.floor(self.imports, [self.python, "-c", IMPORT_SCRIPT], peak=peak)
 
-    def session(self, journal: jd.Journal, name: str) -> Session:
+    def session(self, journal: GeneratedJournal, name: str) -> Session:
         folder = os.path.join(self.runs, name)
         return Session(journal, folder, self.install, self.corpus, self.env(folder))
 
@@ -433,17 +130,24 @@ class GuardBench(jd.Bench):
         file_path: str,
         path: str | None,
         peak: bool = False,
-    ) -> jd.Sample:
+    ) -> Sample:
         """One hook run; ``path`` is the decision path the log must show (None: the fast
         path, which must answer ``{}`` and log nothing). Anything else stops the benchmark."""
         payload = os.path.join(session.folder, "payload.json")
         with open(payload, "wb") as handle:
             handle.write(session.payload(tool_id, file_path))
         logged = len(session.log_lines())
-        with stdin_from(payload):
-            sample = jd.run(
-                self.install.hook_argv, env=session.env, cwd=session.journal.project, peak=peak
+        fd = os.open(payload, os.O_RDONLY)
+        try:
+            sample = run(
+                self.install.hook_argv,
+                env=session.env,
+                cwd=session.journal.project,
+                peak=peak,
+                stdin=fd,
             )
+        finally:
+            os.close(fd)
         session.unread = 0
         text = sample.output.decode("utf-8", "replace").strip()
         lines = session.log_lines()
@@ -474,27 +178,25 @@ class GuardBench(jd.Bench):
         return sample
 
     def measure(self, size: float) -> None:
-        journal = jd.Journal(self.workdir, size)
+        journal = GeneratedJournal(self.workdir, size)
         started = time.perf_counter()
         if journal.ensure(self.corpus, self.regenerate):
-            jd.log(
+            log(
                 f"{journal.label}: generated {journal.meta['bytes']:,} bytes, "
                 f"{journal.meta['lines']:,} lines in {time.perf_counter() - started:.1f} s"
             )
         label = journal.label
-        on_journal = jd.Case(label, "guard, journal path, cold")
-        on_payload = jd.Case(label, "guard, payload path, cold")
-        fast = jd.Case(label, f"guard, non-phase Read `{NON_PHASE_FILE}` (fast path)")
-        reader = jd.Case(label, "reference: reader alone (hook-style), same journal")
-        appended_journal = jd.Case(label, "guard, journal path, after append")
-        appended_payload = jd.Case(label, "guard, payload path, after append")
-        cat = jd.Case(label, "floor: `cat` > /dev/null")
-        naive = jd.Case(label, "floor: naive `json.loads` per line")
-        scratch = jd.Case(label, "warm-up")
+        on_journal = Case(label, "guard, journal path, cold")
+        on_payload = Case(label, "guard, payload path, cold")
+        fast = Case(label, f"guard, non-phase Read `{NON_PHASE_FILE}` (fast path)")
+        reader = Case(label, "reference: reader alone (hook-style), same journal")
+        appended_journal = Case(label, "guard, journal path, after append")
+        appended_payload = Case(label, "guard, payload path, after append")
+        cat = Case(label, "floor: `cat` > /dev/null")
+        naive = Case(label, "floor: naive `json.loads` per line")
+        scratch = Case(label, "warm-up")
 
-        def cold(
-            name: str, peak: bool = False
-        ) -> tuple[jd.Sample, jd.Sample, jd.Sample, jd.Sample | None]:
+        def cold(name: str, peak: bool = False) -> tuple[Sample, Sample, Sample, Sample | None]:
             """The cold cases, each on its own fresh copy: journal path (then the reader, on
             the same copy), payload path (then the fast path, on the same copy)."""
             session = self.session(journal, f"{name}-journal")
@@ -514,7 +216,7 @@ class GuardBench(jd.Bench):
             shutil.rmtree(session.folder)
             return by_journal, by_payload, by_fast, by_reader
 
-        def add(samples: tuple[jd.Sample, jd.Sample, jd.Sample, jd.Sample | None]) -> None:
+        def add(samples: tuple[Sample, Sample, Sample, Sample | None]) -> None:
             by_journal, by_payload, by_fast, by_reader = samples
             on_journal.add(by_journal)
             on_payload.add(by_payload)
@@ -535,7 +237,7 @@ class GuardBench(jd.Bench):
 
         rounds = self.repeat * (4 if size <= 1 else 1)
         for round_ in range(rounds):
-            jd.log(f"{label}: round {round_ + 1}/{rounds}")
+            log(f"{label}: round {round_ + 1}/{rounds}")
             self.start_up()
             self.floor(cat, cat_argv, capture=False)
             self.floor(naive, naive_argv)
@@ -575,12 +277,12 @@ class GuardBench(jd.Bench):
 
     def table(self) -> str:
         argv = shlex.join(
-            [os.path.relpath(self.install.hook_argv[0], jd.REPO), *self.install.hook_argv[1:]]
+            [os.path.relpath(self.install.hook_argv[0], REPO), *self.install.hook_argv[1:]]
         )
         lines = [
             f"Guard decision: `{argv}` (the command `plangate setup` registers) with a "
             "PreToolUse payload for a Read on stdin, process start to decision; guard at "
-            f"{jd._source_state()}; {os.cpu_count()} CPUs; Python {sys.version.split()[0]}.",
+            f"{source_state()}; {os.cpu_count()} CPUs; Python {sys.version.split()[0]}.",
             f"{self.repeat} timed runs per case after one warm-up run (4x as many for journals "
             "up to 1 MB). The journal is the synthetic 2.1.332 session of "
             "`journal_decision.py` continued with an /autoplan invocation (slash command, the "
@@ -593,12 +295,12 @@ class GuardBench(jd.Bench):
             "the mean bytes appended since the previous hook run). Every guarded run was "
             "checked to be the verified allow, logged as `allow` with `code: null` on the "
             "path named. Peak = max RSS of the child (one extra run under GNU time). "
-            f"1-minute load average {self.load_start} at start, {jd._load()} at end.",
+            f"1-minute load average {self.load_start} at start, {load_average()} at end.",
             "",
             "| size | case | median ms | min ms | runs | peak MiB |",
             "|---|---|---:|---:|---:|---:|",
         ]
-        lines += jd.case_rows([self.bare, self.imports, *self.cases])
+        lines += case_rows([self.bare, self.imports, *self.cases])
         lines += [
             "",
             "| journal | bytes before the invocation | lines | invocation records | largest line |",
@@ -628,24 +330,24 @@ class GuardBench(jd.Bench):
 
     def targets(self) -> list[str]:
         out: list[str] = []
-        big = jd._label(100)
+        big = label(100)
         cat = self.find(big, "floor: `cat`")
         for path in ("journal", "payload"):
             cold = self.find(big, f"guard, {path} path, cold")
             if cold is None or cat is None:
                 out.append(f"{path} path, 100 MB cold: not measured (add 100 to --sizes)")
             else:
-                out.append(jd.cold_target(f"{path} path, ", cold, self.bare, cat))
+                out.append(cold_target(f"{path} path, ", cold, self.bare, cat))
         for path in ("journal", "payload"):
             appended = self.find(big, f"guard, {path} path, after")
             if appended is None:
                 out.append(f"{path} path, 100 MB after an append: not measured")
             else:
-                out.append(jd.append_target(f"{path} path, ", appended, self.bare))
+                out.append(append_target(f"{path} path, ", appended, self.bare))
         for path in ("journal", "payload"):
-            small_journal = self.find(jd._label(0.1), f"guard, {path} path, cold")
+            small_journal = self.find(label(0.1), f"guard, {path} path, cold")
             if small_journal is not None:
-                out.append(jd.startup_target(f"{path} path, ", small_journal, self.bare))
+                out.append(startup_target(f"{path} path, ", small_journal, self.bare))
         return out
 
     def as_dict(self) -> dict[str, Any]:
@@ -654,8 +356,8 @@ class GuardBench(jd.Bench):
             "hook": self.install.hook_argv,
             "cpus": os.cpu_count(),
             "repeat": self.repeat,
-            "load_average": [self.load_start, jd._load()],
-            "guard": jd._source_state(),
+            "load_average": [self.load_start, load_average()],
+            "guard": source_state(),
             "cases": [c.as_dict() for c in [self.bare, self.imports, *self.cases]],
             "journals": [
                 {
@@ -677,7 +379,7 @@ class GuardBench(jd.Bench):
     def profile(self, size: float, sort: str, top: int, after_append: bool) -> None:
         """cProfile of one hook run in-process, per decision path, printed to stderr; with
         ``after_append``, of a run after an earlier one and a ~10 KB append."""
-        journal = jd.Journal(self.workdir, size)
+        journal = GeneratedJournal(self.workdir, size)
         journal.ensure(self.corpus, self.regenerate)
         for path in ("journal", "payload"):
             session = self.session(journal, f"profile-{path}")
@@ -693,7 +395,7 @@ class GuardBench(jd.Bench):
             payload = os.path.join(session.folder, "payload.json")
             with open(payload, "wb") as handle:
                 handle.write(session.payload(tool_id, session.driver))
-            jd.log(f"== {journal.label}, {path} path: cProfile of one in-process hook run ==")
+            log(f"== {journal.label}, {path} path: cProfile of one in-process hook run ==")
             with open(payload, "rb") as stdin:
                 done = subprocess.run(
                     [self.python, "-c", PROFILE_SCRIPT, sort, str(top)],
@@ -703,33 +405,18 @@ class GuardBench(jd.Bench):
                     capture_output=True,
                     text=True,
                 )
-            jd.log(f"output: {done.stdout.strip()}; log: {session.log_lines()}")
-            jd.log(done.stderr)
+            log(f"output: {done.stdout.strip()}; log: {session.log_lines()}")
+            log(done.stderr)
             shutil.rmtree(session.folder)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--sizes",
-        type=jd.parse_sizes,
-        default=[1.0, 10.0, 100.0],
-        help="journal sizes in MB (10^6 bytes), comma separated; a 100 KB "
-        "journal is always added for the start-up target (default 1,10,100)",
-    )
-    parser.add_argument("--repeat", type=int, default=5, help="timed runs per case (default 5)")
-    parser.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
-    parser.add_argument(
-        "--workdir",
-        help="where journals are generated and cached, shared with journal_decision.py "
+    parser = jd.arguments(
+        (__doc__ or "").split("\n\n")[0],
+        "where journals are generated and cached, shared with journal_decision.py "
         "(default: <tmp>/plangate-bench)",
+        "interpreter whose plangate is installed and timed (default: the project's .venv)",
     )
-    parser.add_argument(
-        "--python",
-        default=jd.default_python(),
-        help="interpreter whose plangate is installed and timed (default: the project's .venv)",
-    )
-    parser.add_argument("--regenerate", action="store_true", help="ignore cached journals")
     parser.add_argument(
         "--no-reader", action="store_true", help="skip the reader-alone reference rows"
     )
@@ -748,13 +435,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile-sort", default="cumulative", help="pstats sort key")
     parser.add_argument("--profile-top", type=int, default=40, help="pstats rows")
     args = parser.parse_args(argv)
-    if args.repeat < 1:
-        parser.error("--repeat must be at least 1")
-    workdir = os.path.realpath(
-        args.workdir or os.path.join(tempfile.gettempdir(), "plangate-bench")
-    )
-    os.makedirs(workdir, exist_ok=True)
-    python = os.path.abspath(args.python)  # not resolved: a venv python is a symlink
+    workdir, python = jd.places(parser, args)
     base_env = {
         k: v
         for k, v in os.environ.items()
@@ -764,22 +445,8 @@ def main(argv: list[str] | None = None) -> int:
     bench = GuardBench(install, workdir, args.repeat, args.regenerate, not args.no_reader)
     if args.profile is not None:
         bench.profile(args.profile, args.profile_sort, args.profile_top, args.profile_append)
-        return 0
-    sizes = sorted({0.1, *args.sizes})
-    started = time.perf_counter()
-    for _ in range(2):  # warm-up
-        bench.start_up()
-    bench.bare.samples.clear()
-    bench.imports.samples.clear()
-    if bench.peaks:
-        bench.start_up(peak=True)
-    for size in sizes:
-        bench.measure(size)
-    jd.log(f"done in {time.perf_counter() - started:.0f} s")
-    if args.json:
-        print(json.dumps(bench.as_dict(), indent=1))
     else:
-        print(bench.table())
+        bench.report(args.sizes, args.json)
     return 0
 
 

@@ -37,10 +37,41 @@ def claude_projects_dir() -> str:
     return os.path.join(claude_config_dir(), "projects")
 
 
-def project_slug(directory: str) -> str:
-    """The folder name Claude Code derives from a project directory.
+SLUG_MAX = 200
+"""Claude Code keeps this many characters of a slug and appends a hash of the directory."""
 
-    Every character outside ``[A-Za-z0-9]`` becomes ``-``. Claude Code shortens very long
-    names with a hash of its own runtime, so long slugs are compared by prefix only.
+
+def project_slug(directory: str) -> str:
+    """The folder name Claude Code 2.1.332 derives from a project directory.
+
+    Its rule, in JavaScript: every UTF-16 code unit outside ``[a-zA-Z0-9]`` becomes ``-`` (so
+    a character beyond the Basic Multilingual Plane gives two); a slug longer than
+    :data:`SLUG_MAX` is cut there and gets ``-`` and the base-36 absolute value of the
+    directory's 32-bit string hash (``h = 31 * h + unit``, Java's ``String.hashCode``).
     """
-    return "".join(ch if ch.isascii() and ch.isalnum() else "-" for ch in directory)
+    slug = "".join(
+        ch if ch.isascii() and ch.isalnum() else ("--" if ord(ch) > 0xFFFF else "-")
+        for ch in directory
+    )
+    if len(slug) <= SLUG_MAX:
+        return slug
+    return f"{slug[:SLUG_MAX]}-{_base36(abs(_string_hash(directory)))}"
+
+
+def _string_hash(text: str) -> int:
+    """JavaScript's ``(h << 5) - h + charCodeAt(i) | 0`` over the UTF-16 code units."""
+    data = text.encode("utf-16-le", "surrogatepass")
+    value = 0
+    for index in range(0, len(data), 2):
+        value = (value * 31 + (data[index] | data[index + 1] << 8)) & 0xFFFFFFFF
+    return value - (1 << 32) if value & 0x80000000 else value
+
+
+def _base36(number: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        number, digit = divmod(number, 36)
+        out = digits[digit] + out
+        if not number:
+            return out

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from plangate.testing import ClaudeNotFoundError, find_claude
+from plangate.claude_cli import ClaudeNotFoundError, find_claude
 
 PLAN = """\
 # Plan: Bump the answer

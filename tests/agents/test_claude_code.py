@@ -23,9 +23,17 @@ from plangate.agents.base import (
 )
 from plangate.agents.claude_code import STEP_TOOLS, ClaudeCodeAgent
 from plangate.errors import ClaudeCodeError
+from plangate.harness.claude import ClaudeEnv
+from plangate.harness.standin import (
+    ModelRequest,
+    RecordedRequest,
+    Reply,
+    Script,
+    StandIn,
+    text,
+    tool_use,
+)
 from plangate.plan import parse_plan, render_step, validate_plan
-from plangate.standin import ModelRequest, RecordedRequest, Reply, Script, StandIn, text, tool_use
-from plangate.testing import ClaudeEnv
 
 from .conftest import PLAN, git
 

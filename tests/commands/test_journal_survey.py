@@ -24,7 +24,7 @@ import pytest
 from plangate.commands import journal_survey
 from plangate.commands.journal_survey import collect, survey
 from plangate.errors import UsageError
-from plangate.testing.journals import journal_path
+from testkit.journals import journal_path
 from tests.journal.conftest import CORPUS
 
 # Main sessions of four Claude Code versions, all ready in the hook layout (test_corpus).

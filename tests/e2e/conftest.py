@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from plangate.standin import Script, StandIn, tool_use
-from plangate.testing import ClaudeEnv, ClaudeNotFoundError, find_claude
+from plangate.claude_cli import ClaudeNotFoundError, find_claude
+from plangate.harness.claude import ClaudeEnv
+from plangate.harness.standin import Script, StandIn, tool_use
 
 
 @pytest.fixture(scope="session")

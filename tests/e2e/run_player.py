@@ -25,8 +25,8 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from plangate.standin import ModelRequest, Reply, canned_side_reply, text
-from plangate.standin.script import TurnLike, as_reply
+from plangate.harness.standin import ModelRequest, Reply, canned_side_reply, text
+from plangate.harness.standin.script import TurnLike, as_reply
 
 Turn = TurnLike | Callable[[ModelRequest], TurnLike]
 

@@ -13,16 +13,15 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from plangate.standin import StandIn, text
-from plangate.testing import ClaudeEnv
-from plangate.testing.autoplan import (
+from plangate.harness.autoplan import (
     AutoplanProject,
     Player,
     Step,
     decisions,
-    tool_calls,
-    tool_results,
 )
+from plangate.harness.claude import ClaudeEnv
+from plangate.harness.standin import StandIn, text
+from testkit.recorded import tool_calls, tool_results
 
 pytestmark = pytest.mark.e2e
 

@@ -21,10 +21,10 @@ import pytest
 from plangate.commands.report import report
 from plangate.commands.settings import settings_object
 from plangate.gates import markers as mk
-from plangate.standin import ModelRequest, Reply, StandIn, canned_side_reply, text, tool_use
-from plangate.standin.script import TurnLike, as_reply
-from plangate.testing import ClaudeEnv, ClaudeResult
-from plangate.testing.autoplan import PLAN, AutoplanProject, Player, decisions
+from plangate.harness.autoplan import PLAN, AutoplanProject, Player, decisions
+from plangate.harness.claude import ClaudeEnv, ClaudeResult
+from plangate.harness.standin import ModelRequest, Reply, StandIn, canned_side_reply, text, tool_use
+from plangate.harness.standin.script import TurnLike, as_reply
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 

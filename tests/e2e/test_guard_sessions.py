@@ -15,17 +15,16 @@ from pathlib import Path
 
 import pytest
 
-from plangate.standin import ModelRequest, StandIn, ToolUse, text, tool_use
-from plangate.testing import ClaudeEnv, ClaudeResult
-from plangate.testing.autoplan import (
+from plangate.harness.autoplan import (
     AutoplanProject,
     Player,
     Step,
     decisions,
     last_result_json,
-    tool_calls,
-    tool_results,
 )
+from plangate.harness.claude import ClaudeEnv, ClaudeResult
+from plangate.harness.standin import ModelRequest, StandIn, ToolUse, text, tool_use
+from testkit.recorded import tool_calls, tool_results
 
 pytestmark = pytest.mark.e2e
 

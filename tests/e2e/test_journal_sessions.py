@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from conftest import subagents_script
+from plangate.harness.claude import ClaudeEnv, ClaudeResult
+from plangate.harness.standin import Script, StandIn, text, tool_use
 from plangate.journal import (
     AssistantText,
     EndTurn,
@@ -25,8 +27,7 @@ from plangate.journal import (
     read_journal,
 )
 from plangate.journal.owners import project_owners
-from plangate.standin import Script, StandIn, text, tool_use
-from plangate.testing import ClaudeEnv, ClaudeResult
+from plangate.locations import project_slug
 
 MakeEnv = Callable[[StandIn], ClaudeEnv]
 HookScript = Callable[[str], str]
@@ -56,6 +57,27 @@ def judge(env: ClaudeEnv, journal: Path | None, *, session: str | None = None) -
 
 def kinds(verdict: Verdict) -> list[str]:
     return [event.kind for event in verdict.events]
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["caf\u00e9 b.c_d-\U0001f600", "long-" + "x" * 230],
+    ids=["outside-ascii", "longer-than-200"],
+)
+def test_the_journal_folder_is_named_as_project_slug_names_it(
+    tmp_path: Path, claude_bin: Path, name: str
+) -> None:
+    """The CLI keeps the journal in ``projects/<project_slug(project dir)>/``: a character
+    beyond the BMP gives two ``-``, a slug over 200 characters is cut and gets the hash."""
+    with StandIn(Script(main=["Hello."])) as model:
+        env = ClaudeEnv.create(
+            tmp_path / "cc", model, project_dir=tmp_path / "p" / name, binary=claude_bin
+        )
+        result = env.run("Say hello.")
+    _ok(result)
+    slug = project_slug(str(env.project_dir))
+    found = [str(path.relative_to(env.projects_dir)) for path in result.journals]
+    assert found == [f"{slug}/{result.session_id}.jsonl"]
 
 
 def assert_increasing(verdict: Verdict) -> None:

@@ -28,11 +28,11 @@ from plangate.agents.base import Failure, StepRequest
 from plangate.agents.prompts import step_prompt
 from plangate.commands.run import EXIT_DONE, EXIT_WAITING
 from plangate.commands.show import show_command
+from plangate.harness.claude import ClaudeEnv
+from plangate.harness.standin import ModelRequest, StandIn, text, tool_use
 from plangate.plan import parse_plan, render_plan
 from plangate.runs.attempts import DETAIL_OUT_OF_ATTEMPTS, REASON_CHECK
 from plangate.runs.store import Store
-from plangate.standin import ModelRequest, StandIn, text, tool_use
-from plangate.testing import ClaudeEnv
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 

@@ -17,16 +17,12 @@ from typing import Any
 import pytest
 
 from conftest import subagents_script
+from plangate.claude_cli import ClaudeNotFoundError, find_claude
 from plangate.commands.demo import demo
+from plangate.harness.claude import ClaudeEnv, ClaudeResult
+from plangate.harness.standin import ModelRequest, Reply, Script, StandIn, text, tool_use
+from plangate.locations import project_slug
 from plangate.processes import marked_pids
-from plangate.standin import ModelRequest, Reply, Script, StandIn, text, tool_use
-from plangate.testing import (
-    ClaudeEnv,
-    ClaudeNotFoundError,
-    ClaudeResult,
-    find_claude,
-    project_slug,
-)
 
 MakeEnv = Callable[[StandIn], ClaudeEnv]
 
@@ -180,10 +176,6 @@ def test_missing_cli_names_make_setup(monkeypatch: pytest.MonkeyPatch, tmp_path:
         find_claude()
 
 
-def test_project_slug() -> None:
-    assert project_slug("/tmp/a b/c_d.e") == "-tmp-a-b-c-d-e"
-
-
 # ------------------------------------------------------------------------------------------
 # the real CLI
 
@@ -202,7 +194,7 @@ def test_plain_session_writes_a_journal(make_env: MakeEnv) -> None:
     _ok(result)
     assert result.result_text == "The notes say hello."
     assert result.journal_path is not None and result.journal_path.is_file()
-    assert result.journal_path.parent.name == project_slug(cc.project_dir)
+    assert result.journal_path.parent.name == project_slug(str(cc.project_dir))
     records = _records(result.journal_path)
     assert {r["sessionId"] for r in records} == {result.session_id}
     assert any(r.get("version") == "2.1.332" for r in records)

@@ -30,9 +30,9 @@ import pytest
 from tui import RESTORE, SUMMARIZE_FROM, Hold, Tui, TuiPlayer, tmux_binary
 from tui_record import save_recording
 
-from plangate.standin import StandIn, text, tool_use
-from plangate.testing import ClaudeEnv
-from plangate.testing.autoplan import AutoplanProject, decisions
+from plangate.harness.autoplan import AutoplanProject, decisions
+from plangate.harness.claude import ClaudeEnv
+from plangate.harness.standin import StandIn, text, tool_use
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 

@@ -15,7 +15,7 @@
 Each :class:`Tui` runs its own tmux server on a private socket (``tmux -S <dir>/tmux.sock
 -f /dev/null``) with one window of a fixed size, so nothing of the user's tmux is touched and
 the screen always wraps the same way. The CLI is the pane's command, started with exactly the
-environment :class:`~plangate.testing.claude.ClaudeEnv` builds for ``-p`` runs (fresh HOME,
+environment :class:`~plangate.harness.claude.ClaudeEnv` builds for ``-p`` runs (fresh HOME,
 the stand-in's ``ANTHROPIC_*`` variables, the pre-written ``~/.claude.json``), plus a run
 token. The pane stays after the CLI exits (``remain-on-exit``), so its last screen and exit
 status can be read, and :meth:`Tui.start` can run the CLI again in it (``--continue``,
@@ -53,11 +53,12 @@ from typing import Any
 
 import pytest
 
+from plangate.harness.autoplan import Player, Step
+from plangate.harness.claude import ClaudeEnv
+from plangate.harness.standin import ModelRequest, Reply, canned_side_reply
+from plangate.harness.standin.script import TurnLike
+from plangate.locations import project_slug
 from plangate.processes import RUN_TOKEN_ENV, end_marked, marked_pids
-from plangate.standin import ModelRequest, Reply, canned_side_reply
-from plangate.standin.script import TurnLike
-from plangate.testing.autoplan import Player, Step
-from plangate.testing.claude import ClaudeEnv, project_slug
 
 Matcher = str | re.Pattern[str] | Callable[[str], bool]
 
@@ -220,7 +221,7 @@ class Tui:
 
     def approve_api_key(self) -> None:
         """Marks the stand-in's API key approved in ``~/.claude.json`` (the file
-        :func:`~plangate.testing.claude.write_claude_json` wrote): otherwise the terminal UI
+        :func:`~plangate.harness.claude.write_claude_json` wrote): otherwise the terminal UI
         first asks whether to use the key it found in the environment. The CLI remembers a
         key by its last 20 characters."""
         key = self.environ().get("ANTHROPIC_API_KEY")
@@ -522,7 +523,7 @@ class Tui:
     @property
     def journal_dir(self) -> Path:
         """``HOME/.claude/projects/<slug>/``: where the project's session journals are."""
-        return self.env.projects_dir / project_slug(self.env.project_dir)
+        return self.env.projects_dir / project_slug(str(self.env.project_dir))
 
     def journals(self) -> list[Path]:
         """The project's session journals (not subagents'), by when they were first written."""
@@ -596,7 +597,7 @@ def records(journal: Path) -> list[dict[str, Any]]:
 class Hold:
     """Keeps a model reply back until the test releases it.
 
-    ``hold.step(reply)`` is a :class:`~plangate.testing.autoplan.Player` step: when the CLI's
+    ``hold.step(reply)`` is a :class:`~plangate.harness.autoplan.Player` step: when the CLI's
     request arrives it sets :attr:`arrived`, then blocks (the stand-in is a threaded server,
     so other requests are answered meanwhile) until :meth:`release` or ``timeout`` seconds,
     and returns ``reply``. A reply the CLI stopped waiting for (after Esc) is simply lost.

@@ -20,7 +20,7 @@ from typing import Any
 from tui import Tui, records
 
 import plangate
-from plangate.standin import ModelRequest
+from plangate.harness.standin import ModelRequest
 
 
 def _short(value: object) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from plangate.gates import stop_hook
-from plangate.testing.journals import Journal, use_id
+from testkit.journals import Journal, use_id
 
 SKILL_TEXT = "---\nname: {name}\ndescription: test skill\n---\n# {name}\n"
 

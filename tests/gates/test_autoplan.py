@@ -8,7 +8,7 @@ import pytest
 
 from plangate.gates import markers as mk
 from plangate.gates.autoplan import END_LINE, noop_phase, progress
-from plangate.testing.journals import Journal, use_id
+from testkit.journals import Journal, use_id
 from tests.gates.conftest import Env, bash
 
 PLANGATE = "/opt/venv/bin/plangate"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from plangate.gates import markers as mk
-from plangate.testing.journals import use_id
+from testkit.journals import use_id
 from tests.gates.conftest import RANKED, UNRANKED, Env, bash, ceo_session, write_file
 
 OFF_SWITCH_WORDS = ("PLANGATE_CEO_REVIEW_GATE", "ceo_review_gate", "config set", "turn off")

@@ -13,7 +13,7 @@ from typing import Any
 from plangate import files
 from plangate.gates import markers as mk
 from plangate.gates import session_record
-from plangate.testing.journals import use_id
+from testkit.journals import use_id
 from tests.gates.conftest import RANKED, Env, ceo_session, write_file
 
 # As the registration runs it (plangate.hooks.registry.hook_command).

@@ -9,7 +9,7 @@ import pytest
 from plangate.gates import skill_loads
 from plangate.gates.transcript import matching_text, read_agent, read_main
 from plangate.journal.events import AssistantText, Event
-from plangate.testing.journals import Journal, use_id
+from testkit.journals import Journal, use_id
 from tests.gates.conftest import Env
 
 

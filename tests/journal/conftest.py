@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from plangate.testing.journals import Journal
+from testkit.journals import Journal
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CORPUS = REPO_ROOT.parent / "shared" / "corpus" / "public-transcripts"

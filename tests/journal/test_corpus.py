@@ -18,7 +18,7 @@ import pytest
 
 from plangate.journal import ERROR, MISSING, READY, read_journal
 from plangate.journal.codes import AGENT, FOREIGN_CWD, SIDECHAIN
-from plangate.testing.journals import journal_path
+from testkit.journals import journal_path
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "public-transcripts"
 

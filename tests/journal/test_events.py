@@ -19,7 +19,7 @@ from plangate.journal import (
     Verdict,
     read_journal,
 )
-from plangate.testing.journals import DEDUP_REPLY, Journal, use_id
+from testkit.journals import DEDUP_REPLY, Journal, use_id
 
 PROJECT = "/home/user/project"
 

@@ -13,7 +13,8 @@ import pytest
 
 from plangate.journal import ERROR, MISSING, READY, Verdict, read_journal
 from plangate.journal.codes import IDENTITY
-from plangate.testing.journals import Journal, project_slug
+from plangate.locations import project_slug
+from testkit.journals import Journal
 
 PROJECT = "/home/user/project"
 SLUG = project_slug(PROJECT)

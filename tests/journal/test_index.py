@@ -26,7 +26,7 @@ from plangate.journal import reader as reader_module
 from plangate.journal.codes import COMPETING_ROOT, REWRITTEN
 from plangate.journal.reader import Verdict
 from plangate.journal.records import Record
-from plangate.testing.journals import Journal, journal_path
+from testkit.journals import Journal, journal_path
 
 from .conftest import CORPUS, PROJECT
 

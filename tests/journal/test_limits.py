@@ -23,7 +23,7 @@ from plangate.journal.codes import (
 )
 from plangate.journal.records import Record
 from plangate.journal.scan import CHUNK_BYTES
-from plangate.testing.journals import Journal, dumps, use_id, write_lines
+from testkit.journals import Journal, dumps, use_id, write_lines
 
 MiB = 1024 * 1024
 

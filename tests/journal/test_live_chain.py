@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from plangate.journal import READY, HumanTurn, ToolUse, Verdict, read_journal
 from plangate.journal.codes import COMPETING_ROOT, CYCLE
-from plangate.testing.journals import Journal
+from testkit.journals import Journal
 
 from .conftest import CORPUS, PROJECT
 from .test_index import Growing, started_scans  # noqa: F401  (a fixture)
@@ -263,3 +263,24 @@ def test_interactive_changes_after_the_index_equal_a_full_read(
         call = journal.records[-3]["message"]["content"][0]["id"]
         anchored = growing.compare(tool_use_id=call)
         assert call in {u.tool_use_id for u in anchored.events if isinstance(u, ToolUse)}
+
+
+def test_journal_inspect_reports_the_live_chain_and_what_it_dropped(
+    journal: Journal, tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    first = journal.typed_prompt("First try")
+    journal.user_text([{"type": "text", "text": INTERRUPT}], parent=first["uuid"])
+    turn(journal, "Second try", "Answered.", parent=ROOT)
+    path = journal.write(tmp_path / f"{journal.session_id}.jsonl")
+    command = [sys.executable, "-m", "plangate", "journal", "inspect", str(path)]
+    shown = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    rows = dict(line.split(None, 1) for line in shown.stdout.splitlines() if " " in line)
+    assert rows["dropped"].strip() == "2 under an abandoned first prompt (an Esc or a rewind on it)"
+    as_json = subprocess.run([*command, "--json"], capture_output=True, text=True, timeout=60)
+    report = json.loads(as_json.stdout)
+    assert report["dropped"] == {"abandoned_root": 2}
+    assert report["owned_records"] == nodes(journal) - 2

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from plangate.journal import ERROR, MISSING, READY, Verdict, codes, read_journal
-from plangate.testing.journals import Journal, dumps, use_id
+from testkit.journals import Journal, dumps, use_id
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "public-transcripts"
 CC_JOURNALS = Path("/tmp/cc-journals")

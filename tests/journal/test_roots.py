@@ -19,7 +19,7 @@ from plangate.journal.codes import (
     SIDECHAIN,
 )
 from plangate.journal.owners import project_owners
-from plangate.testing.journals import Journal, dumps, use_id
+from testkit.journals import Journal, dumps, use_id
 
 PROJECT = "/home/user/project"
 

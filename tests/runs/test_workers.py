@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from plangate.plan.model import Check
-from plangate.testing.postgres import PostgresUnavailable, throwaway_postgres
+from testkit.postgres import PostgresUnavailable, throwaway_postgres
 from tests.runs.conftest import git, make_repo, plan_text, step
 
 pytestmark = pytest.mark.slow

@@ -9,10 +9,10 @@ import pytest
 import sqlalchemy as sa
 from starlette.testclient import TestClient
 
-from plangate.testing.postgres import PostgresUnavailable, throwaway_postgres
 from plangate.web.app import create_app
 from plangate.web.queries import Reader
 from plangate.web.reply import EngineReplier
+from testkit.postgres import PostgresUnavailable, throwaway_postgres
 from tests.web.builders import AUDIT, LOGIN, build_all
 from tests.web.conftest import BASE_URL
 

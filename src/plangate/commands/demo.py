@@ -20,8 +20,8 @@ from plangate.errors import ExitCodes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from plangate.standin import Script
-    from plangate.testing import ClaudeEnv
+    from plangate.harness.claude import ClaudeEnv
+    from plangate.harness.standin import Script
 
 EXIT_CODES = ExitCodes(
     {
@@ -40,7 +40,7 @@ ANSWER = "The plan has three steps: write the journal reader, write the hooks, t
 
 def demo_script(project_dir: Path) -> Script:
     """The demo's model: Read, then Bash, then a short answer that ends the turn."""
-    from plangate.standin import Script, text, tool_use
+    from plangate.harness.standin import Script, text, tool_use
 
     return Script(
         main=[
@@ -80,8 +80,9 @@ def demo(
 
 
 def _run(root: Path, timeout: float, out: TextIO, kept: bool) -> int:
-    from plangate.standin import StandIn
-    from plangate.testing import ClaudeEnv, claude_version
+    from plangate.claude_cli import claude_version
+    from plangate.harness.claude import ClaudeEnv
+    from plangate.harness.standin import StandIn
 
     def say(line: str = "") -> None:
         print(line, file=out, flush=True)
@@ -153,9 +154,9 @@ def _judge(env: ClaudeEnv, journal: Path, out: TextIO) -> int:
 def _guard(root: Path, timeout: float, out: TextIO) -> int:
     """/autoplan with plangate set up: entering Phase 2 before Phase 1's report is published
     is denied; after publishing, it is allowed."""
-    from plangate.standin import StandIn
-    from plangate.testing import ClaudeEnv
-    from plangate.testing.autoplan import AutoplanProject, Player, decisions
+    from plangate.harness.autoplan import AutoplanProject, Player, decisions
+    from plangate.harness.claude import ClaudeEnv
+    from plangate.harness.standin import StandIn
 
     def say(line: str = "") -> None:
         print(line, file=out, flush=True)

@@ -14,6 +14,7 @@ from collections import Counter
 from typing import Any, TextIO
 
 from plangate.errors import ExitCodes, UsageError
+from plangate.journal import chain
 from plangate.journal.codes import base_code
 from plangate.locations import claude_config_dir
 
@@ -128,10 +129,10 @@ def summarize(verdict: Verdict) -> dict[str, Any]:
 
 
 DROP_WORDS = {
-    "abandoned_branch": "on abandoned branches (a rewound or interrupted prompt and its replies)",
-    "summarized": "summarized away (before a compaction or 'Summarize from here')",
-    "abandoned_root": "under an abandoned first prompt (an Esc or a rewind on it)",
-    "unreachable": "waiting for an ancestor Claude Code has not written yet",
+    chain.ABANDONED_BRANCH: "on abandoned branches (a rewound or interrupted prompt, and after)",
+    chain.SUMMARIZED: "summarized away (before a compaction or 'Summarize from here')",
+    chain.ABANDONED_ROOT: "under an abandoned first prompt (an Esc or a rewind on it)",
+    chain.UNREACHABLE: "waiting for an ancestor Claude Code has not written yet",
 }
 
 

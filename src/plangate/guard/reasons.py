@@ -294,10 +294,6 @@ DETAIL_TEXT: dict[tuple[str, str], str] = {
     (UNRECOGNIZED_SHAPE, "cwd_spelling"): (
         "The journal's folder is the project folder spelled differently."
     ),
-    (UNRECOGNIZED_SHAPE, "compaction_unreachable"): (
-        "Records after a compaction hang from a boundary that does not lead back to the "
-        "session's root."
-    ),
 }
 
 DEFAULT_FACTS = {"phase": "<phase>"}

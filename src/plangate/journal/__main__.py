@@ -1,8 +1,9 @@
 """``python -m plangate.journal PATH [SESSION PROJECT_DIR CONFIG_DIR]``: one verdict line.
 
 The hook-path way to read a journal from a fresh process, as a hook does: standard library
-only, no argparse. The benchmark uses it to time process start to verdict; people use
-``plangate journal inspect`` instead.
+only, no argparse; started also as hooks are (:func:`plangate.hooks.registry.hook_command`:
+``main()`` then reads ``sys.argv``). ``benchmarks/journal_decision.py`` times it from process
+start to verdict; people use ``plangate journal inspect`` instead.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from plangate.journal.reader import read_journal
 from plangate.locations import journal_index_dir
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str] | None = None) -> int:
+    if argv is None:
+        argv = sys.argv[1:]
     if not argv or len(argv) > 4:
         sys.stderr.write(
             "usage: python -m plangate.journal PATH [SESSION PROJECT_DIR CONFIG_DIR]\n"
@@ -47,4 +50,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
+    raise SystemExit(main())

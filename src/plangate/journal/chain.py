@@ -166,13 +166,12 @@ def climb(
 class Live:
     """Which records the conversation holds, which it dropped and why."""
 
-    __slots__ = ("indices", "dropped", "growing", "waiting")
+    __slots__ = ("indices", "dropped", "growing")
 
     def __init__(self) -> None:
         self.indices: set[int] = set()
         self.dropped: dict[str, int] = {}
         self.growing = False  # an abandoned message was written after the chain went on
-        self.waiting = False  # some record waits for an ancestor not written yet
 
 
 def gather(records: list[Record], spine: list[Record], by_uuid: dict[str, Record]) -> Live:
@@ -214,9 +213,7 @@ def gather(records: list[Record], spine: list[Record], by_uuid: dict[str, Record
             continue
         reason, limit = outcome
         live.dropped[reason] = live.dropped.get(reason, 0) + 1
-        if reason == UNREACHABLE:
-            live.waiting = True
-        elif limit is not None and record.index > limit and record.conversation:
+        if limit is not None and record.index > limit and record.conversation:
             live.growing = True
     return live
 

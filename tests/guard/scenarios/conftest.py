@@ -1,7 +1,7 @@
 """Fixtures for the guard scenarios (research section E, adapted to plangate's artifacts).
 
 Every scenario runs in a fresh HOME where ``plangate setup`` installed the skills and
-registered the hook, with a :class:`~plangate.testing.session.SimulatedSession` that writes a
+registered the hook, with a :class:`~testkit.session.SimulatedSession` that writes a
 Claude Code 2.1.332 journal and executes the calls, and the real hook as a subprocess.
 :class:`Flow` plays /autoplan's steps (init, driver Reads, checkpoint, reviewer dispatch,
 prepare-close, close Read, publication) the way the skill texts tell the model to.
@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from plangate.testing.session import Call, HookOutcome, Message, SimulatedSession, install
+from testkit.session import Call, HookOutcome, Message, SimulatedSession, install
 
 #: The ``make_session`` fixture: ``make_session(name="s", *, private_home=False, **options)``.
 MakeSession = Callable[..., SimulatedSession]

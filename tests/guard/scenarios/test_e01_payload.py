@@ -7,7 +7,7 @@ import os
 import pytest
 
 from plangate.guard import calls, evaluate
-from plangate.testing.session import VERSION, Call, SimulatedSession
+from testkit.session import VERSION, Call, SimulatedSession
 
 from .conftest import Flow, MakeSession, assert_allowed, assert_denied, assert_unverified, long_plan
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from plangate.testing.session import Call, SimulatedSession
+from testkit.session import Call, SimulatedSession
 
 from .conftest import Flow, assert_allowed, assert_denied, report
 

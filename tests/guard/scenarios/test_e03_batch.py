@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from plangate.testing.session import Call, SimulatedSession
+from testkit.session import Call, SimulatedSession
 
 from .conftest import Flow, assert_allowed, assert_denied, assert_unverified
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from plangate.testing.session import SimulatedSession
+from testkit.session import SimulatedSession
 
 from .conftest import Flow, assert_allowed, assert_denied
 

@@ -9,7 +9,7 @@ import pytest
 
 from plangate.autoplan.checkpoint import checkpoint
 from plangate.autoplan.init import init
-from plangate.testing.session import Call, SimulatedSession, new_tool_use_id
+from testkit.session import Call, SimulatedSession, new_tool_use_id
 
 from .conftest import Flow, assert_allowed, assert_denied
 

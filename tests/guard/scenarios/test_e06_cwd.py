@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from plangate.testing.session import Call, SimulatedSession
+from testkit.session import Call, SimulatedSession
 
 from .conftest import Flow, assert_allowed, assert_denied, assert_unverified
 

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from plangate.guard.literal_calls import literal_plangate_call, looks_like_unbindable_init
-from plangate.testing.session import Call, SimulatedSession
+from testkit.session import Call, SimulatedSession
 
 from .conftest import Flow, assert_allowed, assert_denied
 

@@ -18,7 +18,7 @@ from plangate.journal import codes
 from plangate.journal.events import AssistantText, ToolResult
 from plangate.journal.reader import read_journal
 from plangate.journal.scan import Prefix
-from plangate.testing.session import Call, SimulatedSession
+from testkit.session import Call, SimulatedSession
 
 from .conftest import Flow, MakeSession, assert_allowed, assert_denied, assert_unverified
 
@@ -198,7 +198,7 @@ def test_e08_53b_dedup_reply_citing_a_forged_body_establishes_nothing(
 
 
 def session_dedup_text() -> str:
-    from plangate.testing.session import DEDUP_REPLY
+    from testkit.session import DEDUP_REPLY
 
     return DEDUP_REPLY
 

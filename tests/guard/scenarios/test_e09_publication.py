@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from plangate.autoplan import layout
-from plangate.testing.session import Call, SimulatedSession
+from testkit.session import Call, SimulatedSession
 
 from .conftest import Flow, MakeSession, assert_allowed, assert_denied, plan_with_scope, report
 

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from plangate.testing.session import DEDUP_REPLY, Call, SimulatedSession
+from testkit.session import DEDUP_REPLY, Call, SimulatedSession
 
 from .conftest import Flow, assert_allowed, assert_denied
 

@@ -12,7 +12,7 @@ from plangate.autoplan.checkpoint import checkpoint
 from plangate.autoplan.close import prepare_close
 from plangate.autoplan.init import init
 from plangate.journal import codes
-from plangate.testing.session import Call, SimulatedSession
+from testkit.session import Call, SimulatedSession
 
 from .conftest import Flow, assert_allowed, assert_denied, assert_unverified, report
 

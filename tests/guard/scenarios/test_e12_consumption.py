@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from plangate.testing.session import Call, SimulatedSession
+from testkit.session import Call, SimulatedSession
 
 from .conftest import Flow, MakeSession, assert_allowed, assert_denied, plan_with_scope
 

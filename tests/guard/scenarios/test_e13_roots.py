@@ -17,7 +17,7 @@ import pytest
 
 from plangate.commands.explain import explain
 from plangate.guard import reasons
-from plangate.testing.session import Call, SimulatedSession
+from testkit.session import Call, SimulatedSession
 
 from .conftest import (
     Flow,

@@ -1,258 +1,90 @@
-"""Synthetic Claude Code session journals for tests.
+"""Synthetic Claude Code 2.1.332 session journals: the one journal writer of the tests.
 
-:class:`Journal` writes records with the field layout Claude Code 2.1.332 uses (checked
-against journals that CLI wrote): conversation records carry ``parentUuid``, ``isSidechain``,
-``type``, ``uuid``, ``timestamp``, ``cwd``, ``sessionId`` and ``version``; the metadata lines
-between them (``queue-operation``, ``atis-latch``, ``api-request-blob`` with its ``message``,
-``last-prompt``, ``cost-state`` …) carry no ``uuid``. Every conversation record hangs from the
-current leaf unless a test says otherwise, so a few calls give a realistic session::
+:class:`Journal` writes records with the field layout Claude Code 2.1.332 uses (the envelope
+and key order are :class:`~testkit.envelope.JournalWriter`'s); the session simulator
+(:mod:`testkit.session`) and the benchmarks' generator (:mod:`benchmarks.synthetic`) build on
+it. Every conversation record hangs from the current leaf unless a caller says otherwise, so a
+few calls give a realistic session::
 
     journal = Journal(cwd="/home/me/project")
     journal.prompt("Read notes.txt")
     use = journal.tool_use("Read", {"file_path": "/home/me/project/notes.txt"})
     journal.read_result(use_id(use), "/home/me/project/notes.txt", ["hello"])
     journal.text("Done.")
-    path = journal.write(tmp_path / f"{journal.session_id}.jsonl")
-
-Ids are deterministic (a seed and a counter), timestamps advance one millisecond per record.
-Nothing here reads real journals; the records are written from scratch.
+    path = journal.write(tmp_path / f"{journal.session_id}.jsonl")  # written from scratch
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-import re
-import uuid as uuid_module
-from collections.abc import Iterable, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
-from typing import Any, Final, Literal
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-VERSION: Final = "2.1.332"
-"""The Claude Code version whose journal layout the builder copies."""
-
-CWD_RESET_PREFIX: Final = "Shell cwd was reset to "
-DEDUP_REPLY: Final = (
-    "Wasted call \u2014 file unchanged since your last Read. "
-    "Refer to that earlier tool_result instead."
+from testkit.contents import (
+    ACCEPTED,
+    CWD_RESET_PREFIX,
+    DEDUP_REPLY,
+    SlashStyle,
+    bash_side_car,
+    read_file_result,
+    slash_text,
+    task_notification_text,
+    use_id,
+)
+from testkit.envelope import (
+    LEAF,
+    MODEL,
+    VERSION,
+    JournalWriter,
+    Parent,
+    Record,
+    dumps,
+    journal_path,
+    write_lines,
 )
 
-Record = dict[str, Any]
+__all__ = [
+    "ACCEPTED",
+    "CWD_RESET_PREFIX",
+    "DEDUP_REPLY",
+    "LEAF",
+    "MODEL",
+    "VERSION",
+    "Journal",
+    "Parent",
+    "Record",
+    "SlashStyle",
+    "bash_side_car",
+    "dumps",
+    "journal_path",
+    "read_file_result",
+    "slash_text",
+    "task_notification_text",
+    "use_id",
+    "write_lines",
+]
 
 
-class _Leaf:
-    """Marker: hang the record from the journal's current leaf."""
-
-    def __repr__(self) -> str:
-        return "LEAF"
-
-
-LEAF: Final = _Leaf()
-Parent = str | None | _Leaf
-
-SlashStyle = Literal["2.1.332", "legacy"]
-
-
-def dumps(record: Mapping[str, Any]) -> bytes:
-    """One journal line (without its newline), compact UTF-8 JSON as Claude Code writes it."""
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-
-
-def use_id(record: Mapping[str, Any]) -> str:
-    """The ``tool_use`` id of an assistant record written by :meth:`Journal.tool_use`."""
-    for block in record["message"]["content"]:
-        if block.get("type") == "tool_use":
-            return str(block["id"])
-    raise ValueError("the record holds no tool_use block")
-
-
-def project_slug(directory: str) -> str:
-    """Claude Code's folder name for a project: every character outside [A-Za-z0-9] is ``-``."""
-    return re.sub(r"[^A-Za-z0-9]", "-", directory)
-
-
-def journal_path(config_dir: str | os.PathLike[str], project_dir: str, session_id: str) -> Path:
-    """``<config>/projects/<slug>/<session>.jsonl``, with its folders created."""
-    folder = Path(config_dir) / "projects" / project_slug(project_dir)
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder / f"{session_id}.jsonl"
-
-
-def write_lines(
-    path: str | os.PathLike[str],
-    lines: Iterable[bytes | str | Mapping[str, Any]],
-    *,
-    trailing: bytes = b"",
-    mode: str = "wb",
-) -> Path:
-    """Write raw lines (bytes, text or records), each followed by a newline, then ``trailing``."""
-    target = Path(path)
-    with open(target, mode) as handle:
-        for line in lines:
-            if isinstance(line, bytes):
-                data = line
-            elif isinstance(line, str):
-                data = line.encode("utf-8")
-            else:
-                data = dumps(line)
-            handle.write(data + b"\n")
-        handle.write(trailing)
-    return target
-
-
-class Journal:
+class Journal(JournalWriter):
     """Builds one session's journal, record by record, in the 2.1.332 layout."""
-
-    def __init__(
-        self,
-        *,
-        session_id: str | None = None,
-        cwd: str = "/home/user/project",
-        version: str = VERSION,
-        seed: int = 1,
-        start: datetime | None = None,
-        git_branch: str = "main",
-    ) -> None:
-        self.seed = seed
-        self._counter = 0
-        self.session_id = session_id if session_id is not None else self.new_uuid()
-        self.cwd = cwd
-        self.version = version
-        self.git_branch = git_branch
-        self._clock = start if start is not None else datetime(2026, 11, 29, 19, 37, 45, tzinfo=UTC)
-        self.records: list[Record] = []
-        self.leaf: str | None = None
-        self.prompt_id: str | None = None
-
-    # ids and clock
-
-    def _next(self) -> int:
-        self._counter += 1
-        return self._counter
-
-    def _digest(self) -> bytes:
-        return hashlib.sha256(f"{self.seed}:{self._next()}".encode()).digest()
-
-    def new_uuid(self) -> str:
-        return str(uuid_module.UUID(bytes=self._digest()[:16], version=4))
-
-    def new_tool_use_id(self) -> str:
-        return "toolu_01" + self._digest().hex()[:24]
-
-    def new_message_id(self) -> str:
-        return "msg_01" + self._digest().hex()[:24]
-
-    def timestamp(self) -> str:
-        self._clock += timedelta(milliseconds=1)
-        return (
-            self._clock.strftime("%Y-%m-%dT%H:%M:%S.") + f"{self._clock.microsecond // 1000:03d}Z"
-        )
-
-    # generic records
-
-    def add(self, record: Record) -> Record:
-        """Append any record as it is; a record with a uuid becomes the leaf."""
-        self.records.append(record)
-        if isinstance(record.get("uuid"), str):
-            self.leaf = record["uuid"]
-        return record
-
-    def node(
-        self,
-        record_type: str,
-        body: Mapping[str, Any],
-        *,
-        parent: Parent = LEAF,
-        uuid: str | None = None,
-        prompt_id: str | None = None,
-        timestamp: str | None = None,
-        cwd: str | None = None,
-        session_id: str | None = None,
-        is_sidechain: bool = False,
-        agent_id: str | None = None,
-        extra: Mapping[str, Any] | None = None,
-    ) -> Record:
-        """A conversation record: the envelope fields in Claude Code's order around ``body``."""
-        record: Record = {
-            "parentUuid": self.leaf if isinstance(parent, _Leaf) else parent,
-            "isSidechain": is_sidechain,
-        }
-        if prompt_id is not None:
-            record["promptId"] = prompt_id
-        if agent_id is not None:
-            record["agentId"] = agent_id
-        record["type"] = record_type
-        record.update(body)
-        record["uuid"] = uuid if uuid is not None else self.new_uuid()
-        record["timestamp"] = timestamp if timestamp is not None else self.timestamp()
-        if extra:
-            record.update(extra)
-        record["userType"] = "external"
-        record["entrypoint"] = "sdk-cli"
-        record["cwd"] = cwd if cwd is not None else self.cwd
-        record["sessionId"] = session_id if session_id is not None else self.session_id
-        record["version"] = self.version
-        record["gitBranch"] = self.git_branch
-        return self.add(record)
-
-    def metadata(self, kind: str, **fields: Any) -> Record:
-        """A line without uuid (session metadata): never part of the conversation."""
-        record: Record = {"type": kind, **fields, "sessionId": self.session_id}
-        self.records.append(record)
-        return record
-
-    # metadata lines 2.1.332 writes between conversation records
-
-    def queue_operation(self, operation: str = "enqueue", content: str | None = None) -> Record:
-        fields: dict[str, Any] = {"operation": operation, "timestamp": self.timestamp()}
-        if content is not None:
-            fields["content"] = content
-        return self.metadata("queue-operation", **fields)
-
-    def api_request_blob(self, role: str = "user", content: Any = "…") -> Record:
-        """2.1.332's copy of an API request message: carries ``message`` but no uuid."""
-        return self.metadata(
-            "api-request-blob",
-            hash=self._digest().hex(),
-            message={"role": role, "content": content},
-        )
-
-    def request_metadata(self) -> None:
-        """The lines 2.1.332 writes before each model request."""
-        self.metadata("atis-latch", atis="")
-        self.metadata(
-            "api-request-shape", shapeHash=self._digest().hex(), timestamp=self.timestamp()
-        )
-        self.api_request_blob(
-            "user", [{"type": "text", "text": "<system-reminder>\n…\n</system-reminder>\n"}]
-        )
-        self.api_request_blob("system", [{"type": "text", "text": "# Environment\n…"}])
-        self.metadata(
-            "api-request", id=self.new_uuid(), timestamp=self.timestamp(), version=self.version
-        )
-        self.metadata("tools-used", tools=["Read", "Bash"])
-
-    def after_turn_metadata(self) -> None:
-        self.metadata("last-prompt", lastPrompt="…", leafUuid=self.leaf)
-        self.metadata("cost-state", totalCostUSD=0.01, totalDuration=1000)
 
     # user records
 
     def prompt(
         self,
-        text: str,
+        text: Any,
         *,
         source: str = "sdk",
         origin: Mapping[str, Any] | None = None,
         parent: Parent = LEAF,
         prompt_id: str | None = None,
+        fields: Mapping[str, Any] | None = None,
         **kwargs: Any,
     ) -> Record:
-        """A prompt. ``source="sdk"`` is what ``claude -p`` writes; ``"typed"`` the keyboard's."""
+        """A prompt. ``source="sdk"`` is what ``claude -p`` writes; ``"typed"`` the keyboard's.
+        ``fields`` follow ``promptSource`` (``sentAtMs``, ``turnOrigin`` …)."""
         self.prompt_id = prompt_id if prompt_id is not None else self.new_uuid()
         extra: dict[str, Any] = {"permissionMode": "default", "promptSource": source}
+        extra.update(fields or {})
         if origin is not None:
             extra["origin"] = dict(origin)
         return self.node(
@@ -270,31 +102,15 @@ class Journal:
     def slash_command(
         self, name: str, args: str | None = "", *, style: SlashStyle = "2.1.332", **kwargs: Any
     ) -> Record:
-        """A slash command expansion: 2.1.332 writes the name first and indents the rest."""
-        if style == "2.1.332":
-            lines = [
-                f"<command-name>/{name}</command-name>",
-                f"<command-message>{name}</command-message>",
-            ]
-            if args is not None:
-                lines.append(f"<command-args>{args}</command-args>")
-            text = "\n            ".join(lines)
-        else:
-            lines = [
-                f"<command-message>{name}</command-message>",
-                f"<command-name>/{name}</command-name>",
-            ]
-            if args is not None:
-                lines.append(f"<command-args>{args}</command-args>")
-            text = "\n".join(lines)
-        return self.prompt(text, **kwargs)
+        """A slash command expansion (:func:`slash_text`)."""
+        return self.prompt(slash_text(name, args, style), **kwargs)
 
     def user_text(self, content: Any, *, parent: Parent = LEAF, **extra: Any) -> Record:
         """A user record with any content and extra fields (``isMeta``, ``isCompactSummary`` …)."""
         body: dict[str, Any] = {"message": {"role": "user", "content": content}}
         return self.node("user", body, parent=parent, prompt_id=self.prompt_id, extra=extra)
 
-    def meta(self, text: str, **kwargs: Any) -> Record:
+    def meta(self, text: Any, **kwargs: Any) -> Record:
         return self.user_text(text, isMeta=True, **kwargs)
 
     def local_command_stdout(self, text: str, **kwargs: Any) -> Record:
@@ -312,29 +128,22 @@ class Journal:
         task_id: str = "aeecdb914dc762a76",
         status: str = "completed",
         result: str = "Done.",
+        text: str | None = None,
         parent: Parent = LEAF,
+        prompt_id: str | None = None,
+        fields: Mapping[str, Any] | None = None,
     ) -> Record:
-        """A background agent's completion notice as 2.1.332 writes it (task-id first)."""
-        text = (
-            "<task-notification>\n"
-            f"<task-id>{task_id}</task-id>\n"
-            f"<tool-use-id>{tool_use_id}</tool-use-id>\n"
-            f"<output-file>/tmp/claude-0/tasks/{task_id}.output</output-file>\n"
-            f"<status>{status}</status>\n"
-            f'<summary>Agent "check" finished</summary>\n'
-            f"<result>{result}</result>\n"
-            "</task-notification>"
-        )
-        self.prompt_id = self.new_uuid()
-        return self.node(
-            "user",
-            {"message": {"role": "user", "content": text}},
+        """A background agent's completion notice as a new user turn (after the turn ended);
+        ``text`` replaces :func:`task_notification_text`'s, ``fields`` are added."""
+        if text is None:
+            text = task_notification_text(task_id, tool_use_id, status=status, result=result)
+        return self.prompt(
+            text,
+            source="system",
+            origin={"kind": "task-notification", "producer": "session-task"},
             parent=parent,
-            prompt_id=self.prompt_id,
-            extra={
-                "origin": {"kind": "task-notification", "producer": "session-task"},
-                "promptSource": "system",
-            },
+            prompt_id=prompt_id,
+            fields=fields,
         )
 
     def tool_result(
@@ -344,9 +153,13 @@ class Journal:
         *,
         is_error: bool | None = False,
         tool_use_result: Any = None,
+        fields: Mapping[str, Any] | None = None,
+        permission: Mapping[str, Any] | None = None,
         parent: Parent = LEAF,
         **kwargs: Any,
     ) -> Record:
+        """A ``tool_result`` user record; ``is_error=None`` leaves the key out, ``fields``
+        follow ``toolUseResult`` (``sandboxed`` …), ``permission`` is ``permissionDecision``."""
         block: dict[str, Any] = {
             "tool_use_id": tool_use_id,
             "type": "tool_result",
@@ -357,8 +170,10 @@ class Journal:
         extra: dict[str, Any] = {}
         if tool_use_result is not None:
             extra["toolUseResult"] = tool_use_result
-        source = self.leaf if isinstance(parent, _Leaf) else parent
-        extra["sourceToolAssistantUUID"] = source
+        extra.update(fields or {})
+        extra["sourceToolAssistantUUID"] = self.parent_of(parent)
+        if permission is not None:
+            extra["permissionDecision"] = dict(permission)
         return self.node(
             "user",
             {"message": {"role": "user", "content": [block]}},
@@ -378,6 +193,7 @@ class Journal:
         total_lines: int | None = None,
         **kwargs: Any,
     ) -> Record:
+        """A Read result of ``lines`` (each ends with a newline in the file)."""
         text = "".join(f"{start_line + n}\t{line}\n" for n, line in enumerate(lines))
         file_info = {
             "filePath": file_path,
@@ -415,15 +231,12 @@ class Journal:
         if cwd_reset is not None:
             text += f"\n{CWD_RESET_PREFIX}{cwd_reset}"
             stderr += f"\n{CWD_RESET_PREFIX}{cwd_reset}"
-        side_car = {
-            "stdout": stdout,
-            "stderr": stderr,
-            "interrupted": False,
-            "isImage": False,
-            "noOutputExpected": False,
-        }
         return self.tool_result(
-            tool_use_id, text, is_error=is_error, tool_use_result=side_car, **kwargs
+            tool_use_id,
+            text,
+            is_error=is_error,
+            tool_use_result=bash_side_car(stdout, stderr),
+            **kwargs,
         )
 
     def async_launch_result(
@@ -452,20 +265,42 @@ class Journal:
         message_id: str | None = None,
         stop_reason: str | None = "end_turn",
         parent: Parent = LEAF,
+        index: int = 0,
+        request_id: str = "req_standin",
+        request: Mapping[str, Any] | None = None,
+        usage: Mapping[str, Any] | None = None,
+        stream_ms: int = 1,
+        fields: Mapping[str, Any] | None = None,
         **kwargs: Any,
     ) -> Record:
+        """One content block's record (2.1.332 writes one per block of a message, all with
+        the message's id): the message, then the request fields (``toolInputStreamMs`` for a
+        tool call, ``apiBlockIndex`` = ``index``, ``requestId``, ``request``'s, the model),
+        before ``type``; the effort fields and ``fields`` after the timestamp."""
+        content = [dict(block) for block in blocks]
         message = {
             "id": message_id if message_id is not None else self.new_message_id(),
             "type": "message",
             "role": "assistant",
-            "model": "claude-opus-5-5",
-            "content": [dict(block) for block in blocks],
+            "model": MODEL,
+            "content": content,
             "stop_reason": stop_reason,
             "stop_sequence": None,
-            "usage": {"input_tokens": 10, "output_tokens": 5},
+            "usage": dict(usage) if usage is not None else {"input_tokens": 10, "output_tokens": 5},
+            "stop_details": None,
         }
-        extra = {"apiBlockIndex": 0, "requestId": "req_standin"}
-        return self.node("assistant", {"message": message}, parent=parent, extra=extra, **kwargs)
+        head: dict[str, Any] = {}
+        if any(block.get("type") == "tool_use" for block in content):
+            head["toolInputStreamMs"] = stream_ms
+        head.update({"apiBlockIndex": index, "requestId": request_id})
+        head.update(request or {})
+        head.setdefault("requestedModel", MODEL)
+        head.setdefault("promptCacheRequested", "5m")
+        extra = {"effort": "medium", "perTurnEffort": "medium", "madeBy": "model"}
+        extra.update(fields or {})
+        return self.node(
+            "assistant", {"message": message}, parent=parent, head=head, extra=extra, **kwargs
+        )
 
     def text(self, text: str, *, stop_reason: str | None = "end_turn", **kwargs: Any) -> Record:
         return self.assistant([{"type": "text", "text": text}], stop_reason=stop_reason, **kwargs)
@@ -491,7 +326,8 @@ class Journal:
         """Several tool calls of one API message: one record each, chained, one message id."""
         message_id = self.new_message_id()
         return [
-            self.tool_use(name, tool_input, message_id=message_id) for name, tool_input in calls
+            self.tool_use(name, tool_input, message_id=message_id, index=index)
+            for index, (name, tool_input) in enumerate(calls)
         ]
 
     # attachments and system records
@@ -506,9 +342,16 @@ class Journal:
         cwd: str | None = None,
         is_sidechain: bool = False,
         agent_id: str | None = None,
+        rendered: str | None = None,
+        leaf: bool = True,
         **fields: Any,
     ) -> Record:
-        """An attachment record (no ``message``); ``fields`` go into ``attachment``."""
+        """An attachment record (no ``message``); ``fields`` go into ``attachment``,
+        ``rendered`` is the system reminder the model is shown for it."""
+        extra: dict[str, Any] = {}
+        if rendered is not None:
+            reminder = f"<system-reminder>\n{rendered}\n</system-reminder>"
+            extra = {"rendered": [{"content": reminder}], "renderedRole": "system"}
         return self.node(
             "attachment",
             {"attachment": {"type": kind, **fields}},
@@ -518,6 +361,8 @@ class Journal:
             cwd=cwd,
             is_sidechain=is_sidechain,
             agent_id=agent_id,
+            extra=extra,
+            leaf=leaf,
         )
 
     def turn_attachments(self) -> Record:
@@ -539,6 +384,7 @@ class Journal:
         *,
         parent: Parent = LEAF,
         hook_name: str = "SessionStart:startup",
+        duration_ms: int | None = None,
         **node: Any,
     ) -> Record:
         """A message-less SessionStart hook attachment (the hook preamble of 2.1.2xx-2.1.3xx).
@@ -556,6 +402,8 @@ class Journal:
             fields.update(
                 {"content": "", "stdout": "", "stderr": "", "exitCode": 0, "command": "true"}
             )
+            if duration_ms is not None:
+                fields["durationMs"] = duration_ms
         return self.attachment(kind, parent=parent, **node, **fields)
 
     def session_start_progress(
@@ -585,12 +433,12 @@ class Journal:
         uuid: str | None = None,
         timestamp: str | None = None,
         cwd: str | None = None,
+        trigger: str = "manual",
     ) -> Record:
         """``system/compact_boundary``: null parent, the pre-compaction leaf as logical parent."""
-        logical = self.leaf if isinstance(logical_parent, _Leaf) else logical_parent
         record: Record = {
             "parentUuid": None,
-            "logicalParentUuid": logical,
+            "logicalParentUuid": self.parent_of(logical_parent),
             "isSidechain": False,
             "type": "system",
             "subtype": "compact_boundary",
@@ -599,15 +447,9 @@ class Journal:
             "timestamp": timestamp if timestamp is not None else self.timestamp(),
             "uuid": uuid if uuid is not None else self.new_uuid(),
             "level": "info",
-            "compactMetadata": {"trigger": "manual", "preTokens": 12842},
-            "userType": "external",
-            "entrypoint": "sdk-cli",
-            "cwd": cwd if cwd is not None else self.cwd,
-            "sessionId": self.session_id,
-            "version": self.version,
-            "gitBranch": self.git_branch,
+            "compactMetadata": {"trigger": trigger, "preTokens": 12842},
         }
-        return self.add(record)
+        return self.add(self.tail(record, cwd=cwd))
 
     def compact(self, *, logical_parent: Parent = LEAF, summary: str = "Summary: …") -> Record:
         """``/compact``: the boundary, then the summary hanging from it. Returns the boundary."""
@@ -650,31 +492,3 @@ class Journal:
         self.system("stop_hook_summary", hookCount=0, hookInfos=[], hookErrors=[])
         self.after_turn_metadata()
         return self
-
-    # output
-
-    def lines(self) -> list[bytes]:
-        return [dumps(record) for record in self.records]
-
-    def to_bytes(self) -> bytes:
-        return b"".join(line + b"\n" for line in self.lines())
-
-    def write(self, path: str | os.PathLike[str], *, trailing: bytes = b"") -> Path:
-        """Write every record (newline-terminated), then ``trailing`` (an unfinished line)."""
-        target = Path(path)
-        target.write_bytes(self.to_bytes() + trailing)
-        return target
-
-    def append_new(self, path: str | os.PathLike[str], since: int) -> int:
-        """Append the records from index ``since`` on to ``path``; returns the new count."""
-        with open(path, "ab") as handle:
-            for record in self.records[since:]:
-                handle.write(dumps(record) + b"\n")
-        return len(self.records)
-
-    def write_layout(
-        self, config_dir: str | os.PathLike[str], *, project_dir: str | None = None
-    ) -> Path:
-        """Write to ``<config>/projects/<slug>/<session>.jsonl`` (the slug of ``project_dir``)."""
-        target = journal_path(config_dir, project_dir or self.cwd, self.session_id)
-        return self.write(target)

@@ -1,6 +1,6 @@
 """A scripted stand-in for the Anthropic Messages API, for running Claude Code offline."""
 
-from plangate.standin.script import (
+from plangate.harness.standin.script import (
     ModelRequest,
     Reply,
     Script,
@@ -13,7 +13,7 @@ from plangate.standin.script import (
     text,
     tool_use,
 )
-from plangate.standin.server import RecordedRequest, StandIn
+from plangate.harness.standin.server import RecordedRequest, StandIn
 
 __all__ = [
     "ModelRequest",

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import time
 import uuid
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from plangate.claude_cli import find_claude
+from plangate.locations import project_slug
 from plangate.processes import RUN_TOKEN_ENV, end_marked, kill_group
 
 #: Environment variables never passed from the caller's environment to the CLI: they would
@@ -41,11 +41,6 @@ PermissionMode = Literal["default", "acceptEdits", "bypassPermissions", "plan", 
 
 class _StandInLike(Protocol):
     def env(self) -> dict[str, str]: ...
-
-
-def project_slug(cwd: Path | str) -> str:
-    """The folder name Claude Code uses for a project under ``~/.claude/projects/``."""
-    return re.sub(r"[^A-Za-z0-9]", "-", str(cwd))
 
 
 def write_claude_json(home: Path, project_dirs: Sequence[Path]) -> Path:
@@ -99,7 +94,7 @@ class ClaudeResult:
 
     @property
     def project_journal_dir(self) -> Path:
-        return self.projects_dir / project_slug(self.project_dir)
+        return self.projects_dir / project_slug(str(self.project_dir))
 
     @property
     def journal_path(self) -> Path | None:

@@ -1,0 +1,11 @@
+"""The real Claude Code CLI, run offline against plangate's stand-in model: what `plangate demo`
+runs, and what the end-to-end tests drive.
+
+- :mod:`plangate.harness.claude`: a throwaway HOME and project, ``claude -p`` with a timeout
+  that kills the whole process group (:class:`~plangate.harness.claude.ClaudeEnv`);
+- :mod:`plangate.harness.standin`: the scripted stand-in for the Anthropic Messages API on
+  127.0.0.1;
+- :mod:`plangate.harness.autoplan`: plays the model through an ``/autoplan`` run.
+
+Nothing here runs in a hook; the modules load only when the demo (or a test) asks for them.
+"""
