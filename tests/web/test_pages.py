@@ -118,6 +118,8 @@ def test_run_json_twin(client: TestClient) -> None:
         ("Plan changed to version 2: A check failed.", 2, f"/runs/{LOGIN}/versions/2"),
         ("Plan changed to version 3: A check failed.", 3, f"/runs/{LOGIN}/versions/3"),
     ]
+    token = data["reply"].pop("token")
+    assert isinstance(token, str) and len(token) == 64
     assert data["reply"] == {
         "allowed": True,
         "url": f"/runs/{LOGIN}/reply",
@@ -126,6 +128,8 @@ def test_run_json_twin(client: TestClient) -> None:
         "error": None,
         "draft": "",
     }
+    page = client.get(f"/runs/{LOGIN}").text
+    assert f'<input type="hidden" name="token" value="{token}">' in page
 
 
 def test_version_page_why_this_version_with_the_check_tail(client: TestClient) -> None:

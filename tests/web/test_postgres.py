@@ -43,7 +43,12 @@ def test_the_pages_over_postgresql(postgres_url: str, tmp_path: Path) -> None:
         assert len(client.get(f"/runs/{LOGIN}/checks.json").json()["rounds"]) == 3
         assert client.get(f"/runs/{AUDIT}.json").json()["versions"][0]["accepted"] is False
         assert client.get(f"/runs/{LOGIN}/stamp.json").json()["state"] == "waiting"
-        reply = client.post(f"/runs/{LOGIN}/reply.json", json={"message": "Whole seconds."})
+        token = run["reply"]["token"]
+        reply = client.post(
+            f"/runs/{LOGIN}/reply.json",
+            json={"message": "Whole seconds."},
+            headers={"x-plangate-token": token},
+        )
         assert reply.json()["turn"] == 2
 
 

@@ -15,13 +15,18 @@ Routes::
     /runs/ID/changes[.json]?commit=SHA&view=split  the run's code changes, or one step's
     /runs/ID/checks[.json]                         every check run, with its output
     /runs/ID/stamp.json, /stamp.json               what pages poll to follow a run live
-    POST /runs/ID/reply[.json]                     a reply: starts the run's next turn
+    POST /runs/ID/reply[.json]                     a reply: starts the run's next turn; it must
+                                                   carry the run page's reply token (the form's
+                                                   ``token`` field, or ``X-Plangate-Token``)
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import re
+import secrets
 import threading
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -54,6 +59,8 @@ from plangate.web.reply import EngineReplier, Replier
 HERE = Path(__file__).parent
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 MESSAGE_LIMIT = 20_000
+TOKEN_HEADER = "x-plangate-token"
+"""The header a JSON reply carries its token in (a form carries it as the ``token`` field)."""
 SECURITY_HEADERS = [
     (
         b"content-security-policy",
@@ -143,8 +150,21 @@ class Viewer:
         self.url = url
         self.replier = replier
         self.env = templates()
+        self._secret = secrets.token_bytes(32)  # one per server process: tokens die with it
         self._reader: Reader | None = None
         self._lock = threading.Lock()
+
+    def reply_token(self, run_id: str) -> str:
+        """The token a reply to ``run_id`` must carry: it proves the reply was written on a
+        page this server served (or read from its JSON twin), never on another site."""
+        return hmac.new(self._secret, b"reply:" + run_id.encode(), hashlib.sha256).hexdigest()
+
+    def check_reply_token(self, run_id: str, token: str | None) -> None:
+        if not token or not hmac.compare_digest(token, self.reply_token(run_id)):
+            raise Forbidden(
+                "a reply must carry the token of the run page it was written on",
+                "open the run page (or its .json twin) and reply from there",
+            )
 
     def reader(self) -> Reader:
         with self._lock:
@@ -181,12 +201,21 @@ def _twin(template: str, build: Callable[[Request, Reader], Data]) -> tuple[Any,
 
     def html(request: Request) -> Response:
         viewer = _viewer(request)
-        return viewer.render(template, build(request, viewer.reader()))
+        return viewer.render(template, _with_token(viewer, build(request, viewer.reader())))
 
     def as_json(request: Request) -> Response:
-        return JSONResponse(build(request, _viewer(request).reader()))
+        viewer = _viewer(request)
+        return JSONResponse(_with_token(viewer, build(request, viewer.reader())))
 
     return html, as_json
+
+
+def _with_token(viewer: Viewer, data: Data) -> Data:
+    """A run page's reply box carries the run's reply token."""
+    reply, run = data.get("reply"), data.get("run")
+    if isinstance(reply, dict) and isinstance(run, dict) and isinstance(run.get("id"), str):
+        reply["token"] = viewer.reply_token(run["id"])
+    return data
 
 
 def _runs(request: Request, reader: Reader) -> Data:
@@ -282,7 +311,9 @@ async def _reply(request: Request) -> Response:
     as_json = _wants_json(request)
     _same_origin(request)
     body = await request.body()
+    # The token first: nothing is looked up for a request that does not carry it.
     if as_json:
+        viewer.check_reply_token(run_id, request.headers.get(TOKEN_HEADER))
         try:
             fields = json.loads(body or b"{}")
         except ValueError:
@@ -293,6 +324,7 @@ async def _reply(request: Request) -> Response:
         version = None if fields.get("version") is None else str(fields["version"])
     else:
         form = parse_qs(body.decode("utf-8", errors="replace"), keep_blank_values=True)
+        viewer.check_reply_token(run_id, form.get("token", [None])[0])
         message = form.get("message", [""])[0]
         version = form.get("version", [None])[0]
     try:
@@ -301,6 +333,7 @@ async def _reply(request: Request) -> Response:
         if as_json or isinstance(error, NotFound | Forbidden | Unavailable):
             raise
         data = await run_in_threadpool(run_page.run_page, viewer.reader(), run_id)
+        _with_token(viewer, data)
         data["reply"]["error"] = {"message": error.message, "remedy": error.remedy}
         data["reply"]["draft"] = message
         return viewer.render("run.html", data, status=error.status)
