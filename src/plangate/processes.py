@@ -110,6 +110,7 @@ def run_bounded(
     merge_stderr: bool = False,
     grace: float = GRACE_SECONDS,
     on_start: Callable[[subprocess.Popen[bytes]], Any] | None = None,
+    token: str | None = None,
 ) -> Completed:
     """Run ``args`` for at most ``timeout`` seconds and end everything it started.
 
@@ -117,9 +118,14 @@ def run_bounded(
     environment (default: this process's), to which its token is added; ``merge_stderr``
     interleaves standard error into standard output. ``on_start`` gets the process as soon
     as it exists (to end it from elsewhere, e.g. on an interrupt). Raises ``OSError`` when
-    the command cannot be started; never ``TimeoutExpired``.
+    the command cannot be started; never ``TimeoutExpired``. ``token`` names the run in the
+    environment of everything it starts (default: a fresh one); give the same one to the run
+    that retries an interrupted one, and whatever the interrupted run left is ended first.
     """
-    token = os.urandom(8).hex()
+    if token is None:
+        token = os.urandom(8).hex()
+    else:
+        end_marked(token)  # an earlier run under this token, cut off with its parent
     environ = dict(os.environ if env is None else env)
     environ[RUN_TOKEN_ENV] = " ".join([*environ.get(RUN_TOKEN_ENV, "").split(), token])
     data = input.encode("utf-8") if isinstance(input, str) else input

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from plangate.plan.model import Check
+from plangate.processes import pid_alive
 from plangate.runs.store import Store
 from tests.runs.conftest import git, make_repo, plan_text, step
 
@@ -151,5 +152,60 @@ def test_runs_started_together_on_one_sqlite_state_root(tmp_path: Path) -> None:
     store = Store(f"sqlite:///{state / 'runs.db'}")
     try:
         assert [run.state for run in store.runs()] == ["done", "done", "done"]
+    finally:
+        store.close()
+
+
+def test_a_check_cut_off_by_kill_9_of_the_worker_group_is_ended_before_it_runs_again(
+    tmp_path: Path,
+) -> None:
+    """Issue 13: checks start in sessions of their own, so kill -9 of the worker, even of its
+    process group, leaves a check running, and the resumed run started it again beside it."""
+    repo = make_repo(tmp_path / "repo")
+    state = tmp_path / "state"
+    pids, mark, overlap = tmp_path / "pids", tmp_path / "mark", tmp_path / "overlap"
+    check = (
+        f"echo $$ >> {pids}; "
+        f"if [ ! -e {mark} ]; then touch {mark}; sleep 300; fi; "
+        # Still running (a zombie nobody reaped yet is not): the first check's shell.
+        f"p=$(head -n1 {pids}); "
+        f"if [ -e /proc/$p ] && ! grep -q ') Z' /proc/$p/stat; then echo still > {overlap}; fi"
+    )
+    (tmp_path / "plan.md").write_text(plan_text([step(1, ["one.txt"])], [Check(check)]))
+    script = {"steps": [{"step": 1, "write": {"one.txt": "1\n"}}]}
+    (tmp_path / "script.json").write_text(json.dumps(script))
+    command = [sys.executable, "-m", "plangate", "run", str(tmp_path / "plan.md")]
+    command += ["--repo", str(repo), "--agent", f"scripted:{tmp_path / 'script.json'}"]
+    first = subprocess.Popen(
+        command,
+        env=_env(state),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        _wait_for(lambda: pids.exists() and pids.read_text().strip() != "", 90, "the check")
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait(10)
+    finally:
+        if first.poll() is None:
+            os.killpg(first.pid, signal.SIGKILL)
+            first.wait()
+    cut_off = int(pids.read_text().split()[0])
+    assert pid_alive(cut_off)  # the check outlived its worker's whole process group
+    resumed = subprocess.run(
+        [sys.executable, "-m", "plangate", "worker", "--until-idle"],
+        env=_env(state),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert not overlap.exists()  # the old check was gone before the new one started
+    assert not pid_alive(cut_off)
+    store = Store(f"sqlite:///{state / 'runs.db'}")
+    try:
+        (run,) = store.runs()
+        assert run.state == "done"
     finally:
         store.close()

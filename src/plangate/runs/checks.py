@@ -7,6 +7,7 @@ ends or times out, everything it started is killed, a process that left its sess
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from pathlib import Path
@@ -40,10 +41,16 @@ def run_check(
     round_key: str = "",
     index: int = 0,
     default_timeout: int = DEFAULT_TIMEOUT_SECONDS,
+    run_id: str = "",
 ) -> CheckRecord:
     """Run one check to its end or its timeout (:func:`plangate.processes.run_bounded`:
     whatever it leaves running, in its group or in sessions of its own, is killed).
-    :class:`~plangate.errors.CheckError` when it cannot be started at all."""
+    :class:`~plangate.errors.CheckError` when it cannot be started at all.
+
+    The check runs under a token named after the run, the round and its place
+    (:func:`check_token`): when the worker was killed (kill -9, of its process group too)
+    while the check ran, the resumed run's attempt ends what is still running of it before
+    it starts the check again."""
     timeout = check.timeout_seconds or default_timeout
     started = time.monotonic()
     env = dict(os.environ)
@@ -51,7 +58,13 @@ def run_check(
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # no bytecode caches in the worktree
     try:
         done = run_bounded(
-            check.command, shell=True, cwd=cwd, env=env, merge_stderr=True, timeout=timeout
+            check.command,
+            shell=True,
+            cwd=cwd,
+            env=env,
+            merge_stderr=True,
+            timeout=timeout,
+            token=check_token(run_id, round_key, index),
         )
     except OSError as error:
         raise CheckError(
@@ -74,6 +87,12 @@ def run_check(
         output=text,
         tail=tail(text),
     )
+
+
+def check_token(run_id: str, round_key: str, index: int) -> str:
+    """The process token of one check of one round of one run: the same on every attempt."""
+    name = f"plangate-check:{run_id}:{round_key}:{index}".encode()
+    return hashlib.sha256(name).hexdigest()[:16]
 
 
 def summary(record: CheckRecord) -> str:

@@ -236,7 +236,7 @@ def run_checks(run_id: str, turn: int, attempt: int, version: int) -> tuple[Chec
     if len(records) < len(declared):
         set_state(run_id, "checking")
         records = [
-            checks.run_check(check, worktree, round_key=round_key, index=index)
+            checks.run_check(check, worktree, round_key=round_key, index=index, run_id=run_id)
             for index, check in enumerate(declared)
         ]
         with store.transaction() as conn:
