@@ -197,14 +197,19 @@ def test_esc_resend_then_continue(session: Callable[..., Session]) -> None:
     _the_entry_was(s, "allow", None)
 
 
-def test_summarize_from_the_first_prompt_then_skip_phase_1(
-    session: Callable[..., Session],
+@pytest.mark.parametrize("later", [False, True], ids=["first", "second"])
+def test_summarize_from_a_prompt_then_skip_phase_1(
+    session: Callable[..., Session], later: bool
 ) -> None:
-    """A first prompt answered; double Esc, the first prompt, "Summarize from here"; then
-    `/autoplan plan.md` where the model skips Phase 1 and Reads the Eng driver."""
-    s = session("summarize-first")
+    """A first prompt answered (and a second, for the later prompt); double Esc, that prompt,
+    "Summarize from here"; then `/autoplan plan.md` where the model skips Phase 1 and Reads
+    the Eng driver. On the first prompt Claude Code writes a boundary with neither parent nor
+    logical parent; on the second, one whose logical parent is the end of turn one."""
+    s = session("summarize-later" if later else "summarize-first")
     s.ask(FIRST, "Answer one.")
-    s.tui.rewind(FIRST, SUMMARIZE_FROM)
+    if later:
+        s.ask(SECOND, "Answer two.")
+    s.tui.rewind(SECOND if later else FIRST, SUMMARIZE_FROM)
     assert s.player.summaries, "the summary request did not reach the model"
     s.eng_skip()
     s.autoplan_turn("Eng phase entered.")
@@ -246,21 +251,6 @@ def test_esc_on_the_second_prompt_before_any_reply(session: Callable[..., Sessio
     s.ceo_entry()
     s.autoplan_turn("CEO phase entered.")
     _the_entry_was(s, "allow", None)
-
-
-def test_summarize_from_the_second_prompt_then_skip_phase_1(
-    session: Callable[..., Session],
-) -> None:
-    """Two prompts answered; rewind to the second, "Summarize from here"; then
-    `/autoplan plan.md` where the model skips Phase 1 and Reads the Eng driver."""
-    s = session("summarize-later")
-    s.ask(FIRST, "Answer one.")
-    s.ask(SECOND, "Answer two.")
-    s.tui.rewind(SECOND, SUMMARIZE_FROM)
-    assert s.player.summaries, "the summary request did not reach the model"
-    s.eng_skip()
-    s.autoplan_turn("Eng phase entered.")
-    _the_entry_was(s, "deny", "phase_order")
 
 
 # --- 7: /clear, Esc in a tool call, queued input, --resume/--continue, permission No ------

@@ -20,9 +20,10 @@ import time
 from plangate import jsonio
 from plangate.gates.errors import GATE_TRANSCRIPT, GateError
 from plangate.journal import codes
+from plangate.journal.building import EventBuilder, clean_bash_result
 from plangate.journal.events import AssistantText, Event, HumanTurn, ToolResult, ToolUse
 from plangate.journal.reader import ERROR, READY, read_journal
-from plangate.journal.records import EventBuilder, Record, clean_bash_result
+from plangate.journal.records import Record
 from plangate.journal.scan import ScanRefusal, parse_line
 
 TYPE_CHECKING = False

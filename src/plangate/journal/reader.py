@@ -20,6 +20,7 @@ import os
 import time
 
 from plangate.journal import codes
+from plangate.journal.building import EventBuilder, clean_bash_result
 from plangate.journal.chain import extend_tip
 from plangate.journal.events import Event, ToolResult, ToolUse
 from plangate.journal.identity import (
@@ -29,7 +30,7 @@ from plangate.journal.identity import (
     open_journal,
 )
 from plangate.journal.order import extend_order, own
-from plangate.journal.records import EventBuilder, Record, clean_bash_result
+from plangate.journal.records import Record
 from plangate.journal.scan import Prefix, Scan, ScanRefusal, parse_line, scan
 from plangate.journal.verdict import ERROR, MISSING, READY, Verdict
 

@@ -13,7 +13,8 @@ import zlib
 
 from plangate import jsonio
 from plangate.journal import codes
-from plangate.journal.records import EventBuilder, Record
+from plangate.journal.building import EventBuilder
+from plangate.journal.records import Record
 
 CHUNK_BYTES = 1024 * 1024
 _BLANK = b" \t\r"
