@@ -280,6 +280,12 @@ def test_journal_inspect_reports_the_live_chain_and_what_it_dropped(
     assert shown.returncode == 0, shown.stderr
     rows = dict(line.split(None, 1) for line in shown.stdout.splitlines() if " " in line)
     assert rows["dropped"].strip() == "2 under an abandoned first prompt (an Esc or a rewind on it)"
+    live = nodes(journal) - 2
+    other = len(journal.records) - nodes(journal)
+    assert rows["records"].strip() == (
+        f"{len(journal.records)} ({live} in the live conversation, {other} metadata or "
+        "subagent lines)"
+    )
     as_json = subprocess.run([*command, "--json"], capture_output=True, text=True, timeout=60)
     report = json.loads(as_json.stdout)
     assert report["dropped"] == {"abandoned_root": 2}

@@ -136,6 +136,16 @@ DROP_WORDS = {
 }
 
 
+def _records_row(report: dict[str, Any]) -> str:
+    """``32 (17 in the live conversation, 15 other lines)``: besides the conversation and what
+    it dropped, a journal holds session metadata lines (titles, queue operations, request
+    blobs) and, in old releases, subagent records."""
+    total, live = report["records"], report["owned_records"]
+    other = total - live - sum(report["dropped"].values())
+    tail = f", {other} metadata or subagent lines" if other > 0 else ""
+    return f"{total} ({live} in the live conversation{tail})"
+
+
 def _dropped(dropped: dict[str, int]) -> str:
     """What the live chain left out, in words (``docs/journal-reading.md``)."""
     if not dropped:
@@ -152,7 +162,7 @@ def render(report: dict[str, Any]) -> str:
         ("status", report["status"]),
         ("reason", report["reason"] or "none"),
         ("claude code", report["claude_code_version"] or "unknown"),
-        ("records", f"{report['records']} ({report['owned_records']} in the live conversation)"),
+        ("records", _records_row(report)),
         ("dropped", _dropped(report["dropped"])),
         ("events", f"{report['events']}" + (f" ({kinds})" if kinds else "")),
         ("root", " > ".join(report["root_shape"]) or "none"),
