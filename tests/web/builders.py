@@ -30,6 +30,7 @@ from plangate.plan.render import render_plan
 from plangate.runs import attempts, sandbox
 from plangate.runs.checks import failure as check_failure
 from plangate.runs.checks import run_check, summary
+from plangate.runs.creation import insert_new_run
 from plangate.runs.model import CheckRecord, Failure, RunRecord, StepRecord
 from plangate.runs.store import Store, now
 
@@ -426,20 +427,7 @@ def new_run(
         version=1 if plan_text is not None else 0,
         title=title,
     )
-    with store.transaction() as conn:
-        store.insert_run(conn, record)
-        if plan_text is not None:
-            store.add_version(
-                conn,
-                run_id,
-                "initial",
-                accepted=True,
-                trigger="initial",
-                why=attempts.TRIGGER_SENTENCES["initial"],
-                refusal=None,
-                attempts_used=0,
-                plan_text=plan_text,
-            )
+    insert_new_run(store, record, plan_text)
     writer = Writer(store, record)
     if start:
         sandbox.create(str(repo), worktree, record.branch, base)

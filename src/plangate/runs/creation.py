@@ -99,12 +99,18 @@ def create(store: Store, options: RunOptions) -> RunRecord:
         version=1 if plan_text is not None else 0,
         title=title,
     )
+    insert_new_run(store, record, plan_text)
+    return record
+
+
+def insert_new_run(store: Store, record: RunRecord, plan_text: str | None) -> None:
+    """Record a new run and, when it has a plan, version 1 of it, in one transaction."""
     with store.transaction() as conn:
         store.insert_run(conn, record)
         if plan_text is not None:
             store.add_version(
                 conn,
-                run_id,
+                record.id,
                 "initial",
                 accepted=True,
                 trigger="initial",
@@ -113,4 +119,3 @@ def create(store: Store, options: RunOptions) -> RunRecord:
                 attempts_used=0,
                 plan_text=plan_text,
             )
-    return record
