@@ -37,18 +37,19 @@ from benchmarks.timing import (
     REPO,
     Case,
     Sample,
-    append_target,
     case_rows,
-    cold_target,
     default_python,
+    floor_rows,
     gnu_time_works,
     label,
     load_average,
     log,
+    parse_floors,
     parse_sizes,
+    peak_target,
     run,
     source_state,
-    startup_target,
+    target,
 )
 from plangate.hooks.registry import hook_command
 
@@ -78,8 +79,16 @@ class Bench:
         self.repeat = repeat
         self.regenerate = regenerate
         self._corpus: Corpus | None = None
-        self.bare = Case("-", "floor: bare `python -c pass`")
-        self.imports = Case("-", "info: start-up + `import plangate.journal.reader`")
+        self.reader_argv = shlex.split(hook_command(READER_MODULE, python, self.package_root))
+        # The interpreter flags hooks run with (`-S`: the registered command's, up to its `-c`):
+        # "bare start-up" in targets 1-3 is that same invocation doing nothing.
+        self.hook_flags = self.reader_argv[1 : self.reader_argv.index("-c")]
+        self.bare = Case("-", "info: bare `python -c pass` (with `site`; not how hooks start)")
+        self.bare_s = Case(
+            "-", f"floor: bare start-up, the hooks' own flags: {self.bare_command()} (targets 1-3)"
+        )
+        self.parsers: dict[str, dict[str, Case]] = {}
+        self.imports = Case("-", "info: start-up as hooks start + `import plangate.journal.reader`")
         self.cases: list[Case] = []
         self.journals: list[tuple[GeneratedJournal, dict[str, Any]]] = []
         self.peaks = gnu_time_works()
@@ -89,7 +98,6 @@ class Bench:
         # every hook run recompile changed modules; a hook runs with its .pyc files).
         self.base_env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
         self.load_start = load_average()
-        self.reader_argv = shlex.split(hook_command(READER_MODULE, python, self.package_root))
 
     def corpus(self) -> Corpus:
         if self._corpus is None:
@@ -133,7 +141,22 @@ class Bench:
 
     def start_up(self, peak: bool = False) -> None:
         self.floor(self.bare, [self.python, "-c", "pass"], peak=peak)
-        self.floor(self.imports, [self.python, "-c", IMPORT_SCRIPT], peak=peak)
+        self.floor(self.bare_s, [self.python, *self.hook_flags, "-c", "pass"], peak=peak)
+        self.floor(self.imports, self.import_argv(IMPORT_SCRIPT), peak=peak)
+
+    def bare_command(self) -> str:
+        return "`" + " ".join(["python", *self.hook_flags, "-c", "pass"]) + "`"
+
+    def import_argv(self, script: str) -> list[str]:
+        """``script`` started as hooks are: the hooks' flags, plangate's folder as argument."""
+        entry = f"import sys; sys.path.insert(0, sys.argv.pop(1)); {script}"
+        return [self.python, *self.hook_flags, "-c", entry, self.package_root]
+
+    def parse_floor(self, journal: GeneratedJournal) -> list[Case]:
+        """One more sample of the in-process parse floors of ``journal`` (its cases)."""
+        cases = self.parsers.setdefault(journal.label, {})
+        parse_floors(self.python, journal.path, self.base_env, cases, journal.label)
+        return list(cases.values())
 
     def measure(self, size: float) -> None:
         journal = GeneratedJournal(self.workdir, size)
@@ -177,6 +200,7 @@ class Bench:
             self.start_up()
             self.floor(cat, cat_argv, capture=False)
             self.floor(naive, naive_argv)
+            parsed = self.parse_floor(journal)
             folder = os.path.join(runs, f"cold-{round_}")
             config, path = copy_tree(journal, folder)
             cold.add(self.decide(journal, path, config, folder)[0])
@@ -198,7 +222,7 @@ class Bench:
         shutil.rmtree(folder)
         appended.verdict = {"appended_bytes_each": added}
         cold.verdict = verdict
-        self.cases += [cold, appended, cat, naive]
+        self.cases += [cold, appended, cat, naive, *parsed]
         self.journals.append((journal, verdict))
 
     def report(self, sizes: list[float], as_json: bool) -> None:
@@ -207,6 +231,7 @@ class Bench:
         for _ in range(2):  # warm-up
             self.start_up()
         self.bare.samples.clear()
+        self.bare_s.samples.clear()
         self.imports.samples.clear()
         if self.peaks:
             self.start_up(peak=True)
@@ -231,7 +256,7 @@ class Bench:
             "| size | case | median ms | min ms | runs | peak MiB |",
             "|---|---|---:|---:|---:|---:|",
         ]
-        lines += case_rows([self.bare, self.imports, *self.cases])
+        lines += case_rows([self.bare, self.bare_s, self.imports, *self.cases])
         lines += [
             "",
             "| journal | bytes | lines | records | events | largest line |",
@@ -250,7 +275,7 @@ class Bench:
             "comparison on the minimums follows in brackets:",
             "",
         ]
-        lines += [f"- {line}" for line in self.targets()]
+        lines += [f"- {line['text']}" for line in self.targets()]
         busy = self.busy()
         if busy:
             lines += ["", f"Warning: {busy}"]
@@ -270,24 +295,21 @@ class Bench:
             )
         return ""
 
-    def targets(self) -> list[str]:
-        out = []
-        big = label(100)
-        cold = self.find(big, "decision, cold")
-        cat = self.find(big, "floor: `cat`")
-        if cold and cat:
-            out.append(cold_target("", cold, self.bare, cat))
-        else:
-            out.append("100 MB cold: not measured (add 100 to --sizes)")
-        appended = self.find(big, "decision, after")
-        if appended:
-            out.append(append_target("", appended, self.bare))
-        else:
-            out.append("100 MB after a 10 KB append: not measured (add 100 to --sizes)")
-        small_journal = self.find(label(0.1), "decision, cold")
-        if small_journal:
-            out.append(startup_target("", small_journal, self.bare))
-        return out
+    def targets(self) -> list[dict[str, Any]]:
+        """Issue 16's targets for the reader alone (see :func:`issue_targets`)."""
+        return issue_targets(self, {"reader": "decision"})
+
+    def validating_floor(self, size: str) -> tuple[float, float] | None:
+        """Bare ``-S`` start-up + ``cat`` + the fastest in-process validating parse, as
+        ``(medians, minimums)`` in ms, or None when not measured."""
+        cat = self.find(size, "floor: `cat`")
+        parsed = self.find(size, "floor: in-process fastest")
+        if cat is None or parsed is None or not self.bare_s.samples:
+            return None
+        return (
+            self.bare_s.median_ms + cat.median_ms + parsed.median_ms,
+            self.bare_s.min_ms + cat.min_ms + parsed.min_ms,
+        )
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -296,7 +318,8 @@ class Bench:
             "repeat": self.repeat,
             "load_average": [self.load_start, load_average()],
             "reader": source_state(),
-            "cases": [c.as_dict() for c in [self.bare, self.imports, *self.cases]],
+            "cases": [c.as_dict() for c in [self.bare, self.bare_s, self.imports, *self.cases]],
+            "floors": floor_rows([self.bare, self.bare_s, *self.cases]),
             "journals": [
                 {
                     "size": j.label,
@@ -310,6 +333,55 @@ class Bench:
             "targets": self.targets(),
             "warning": self.busy() or None,
         }
+
+
+def issue_targets(bench: Bench, paths: dict[str, str]) -> list[dict[str, Any]]:
+    """Issue 16's targets, on medians with the floors of the same run. ``paths`` maps each
+    decision path's name to the start of its cases' names ("decision" for the reader;
+    "guard, journal path" and "guard, payload path" for the guard)."""
+    out: list[dict[str, Any]] = []
+    bare = bare_limits = None
+    if bench.bare_s.samples:  # the hooks' own start-up: same interpreter, same flags
+        bare = bench.bare_s
+        bare_limits = (bare.median_ms, bare.min_ms)
+    for size in (label(10), label(100)):
+        for path, prefix in paths.items():
+            case = bench.find(size, f"{prefix}, after")
+            out.append(
+                target(
+                    f"1:append:{path}:{size}",
+                    f"1. {path}, {size} after a ~10 KB append within bare start-up "
+                    f"({bench.bare_command()}) + 20 ms",
+                    case,
+                    None if bare_limits is None else bare_limits[0] + 20,
+                    None if bare_limits is None else bare_limits[1] + 20,
+                )
+            )
+    floor = bench.validating_floor(label(100))
+    for path, prefix in paths.items():
+        out.append(
+            target(
+                f"2:cold:{path}:100 MB",
+                f"2. {path}, 100 MB cold within 4x the validating floor (bare `-S` + cat + "
+                "fastest in-process validating parse)",
+                bench.find(label(100), f"{prefix}, cold"),
+                None if floor is None else 4 * floor[0],
+                None if floor is None else 4 * floor[1],
+            )
+        )
+    for path, prefix in paths.items():
+        out.append(
+            target(
+                f"3:startup:{path}:100 KB",
+                f"3. {path}, 100 KB journal within 1.3x bare start-up ({bench.bare_command()})",
+                bench.find(label(0.1), f"{prefix}, cold"),
+                None if bare_limits is None else 1.3 * bare_limits[0],
+                None if bare_limits is None else 1.3 * bare_limits[1],
+            )
+        )
+    big = [case for case in bench.cases if case.size == label(100)]
+    out.append(peak_target("4:peak:100 MB", big, 64))
+    return out
 
 
 def arguments(description: str, workdir_help: str, python_help: str) -> argparse.ArgumentParser:

@@ -7,6 +7,7 @@ Standard library only. Used by :mod:`benchmarks.journal_decision` and
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -183,46 +184,6 @@ def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def cold_target(what: str, cold: Case, bare: Case, cat: Case) -> str:
-    """The issue's cold target, judged on medians and (in brackets) on minimums."""
-    peak = cold.peak_mib
-    small = peak is not None and peak < 200
-    limit, limit_min = 2 * (bare.median_ms + cat.median_ms), 2 * (bare.min_ms + cat.min_ms)
-    fast, fast_min = cold.median_ms <= limit, cold.min_ms <= limit_min
-    peak_text = "not measured" if peak is None else f"{peak:.0f} MiB"
-    return (
-        f"{what}100 MB cold within 2x (bare start-up + cat) and under 200 MiB peak: "
-        f"**{met(fast and small)}**. Time {met(fast)}: {cold.median_ms:.0f} ms vs "
-        f"2 x ({bare.median_ms:.1f} + {cat.median_ms:.1f}) = {limit:.0f} ms "
-        f"[min: {cold.min_ms:.0f} vs {limit_min:.0f} ms, {met(fast_min)}]. "
-        f"Peak {met(small)}: {peak_text} vs 200 MiB."
-    )
-
-
-def append_target(what: str, appended: Case, bare: Case) -> str:
-    """The issue's after-append target."""
-    within = appended.median_ms <= bare.median_ms + 50
-    within_min = appended.min_ms <= bare.min_ms + 50
-    return (
-        f"{what}100 MB after an append (see the table) within bare start-up + 50 ms: "
-        f"**{met(within)}**: {appended.median_ms:.0f} ms vs {bare.median_ms:.1f} + 50 = "
-        f"{bare.median_ms + 50:.0f} ms [min: {appended.min_ms:.0f} vs "
-        f"{bare.min_ms + 50:.0f} ms, {met(within_min)}]."
-    )
-
-
-def startup_target(what: str, small_journal: Case, bare: Case) -> str:
-    """The issue's start-up target for a 100 KB journal."""
-    within = small_journal.median_ms <= 1.3 * bare.median_ms
-    within_min = small_journal.min_ms <= 1.3 * bare.min_ms
-    return (
-        f"{what}100 KB journal within 1.3x bare start-up: **{met(within)}**: "
-        f"{small_journal.median_ms:.1f} ms vs 1.3 x {bare.median_ms:.1f} = "
-        f"{1.3 * bare.median_ms:.1f} ms [min: {small_journal.min_ms:.1f} vs "
-        f"{1.3 * bare.min_ms:.1f} ms, {met(within_min)}]."
-    )
-
-
 def default_python() -> str:
     venv = os.path.join(REPO, ".venv", "bin", "python")
     return venv if os.path.exists(venv) else sys.executable
@@ -233,3 +194,117 @@ def parse_sizes(text: str) -> list[float]:
     if any(size <= 0 for size in sizes):
         raise argparse.ArgumentTypeError("sizes are positive numbers of MB")
     return sizes
+
+
+PARSE_SCRIPT = """\
+import json, sys, time
+with open(sys.argv[1], "rb") as handle:
+    lines = [line for line in handle.read().split(b"\\n") if line.strip()]
+out = {}
+started = time.perf_counter()
+for line in lines:
+    json.loads(line.decode("utf-8"))
+out["json"] = time.perf_counter() - started
+try:
+    import orjson
+except ImportError:
+    pass
+else:
+    started = time.perf_counter()
+    for line in lines:
+        orjson.loads(line)
+    out["orjson"] = time.perf_counter() - started
+try:
+    import msgspec
+except ImportError:
+    pass
+else:
+    decode = msgspec.json.Decoder().decode
+    started = time.perf_counter()
+    for line in lines:
+        decode(line)
+    out["msgspec"] = time.perf_counter() - started
+try:
+    import simdjson
+except ImportError:
+    pass
+else:
+    parser = simdjson.Parser()
+    started = time.perf_counter()
+    for line in lines:
+        parser.parse(line)
+    out["simdjson"] = time.perf_counter() - started
+print(json.dumps(out))
+"""
+"""In one process, every line of a journal already in memory parsed by each validating
+parser installed (each checks UTF-8: the standard library by decoding first); prints the
+seconds of each as JSON."""
+
+
+def parse_floors(
+    python: str, path: str, env: dict[str, str], cases: dict[str, Case], size: str
+) -> None:
+    """Add one sample of each parser's in-process time to ``cases`` (keyed by parser, made
+    as needed) and of the fastest to ``cases["fastest"]``."""
+    done = subprocess.run(
+        [python, "-c", PARSE_SCRIPT, path], capture_output=True, env=env, check=False
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"the parse floor failed:\n{done.stderr.decode(errors='replace')}")
+    seconds: dict[str, float] = json.loads(done.stdout)
+    seconds["fastest"] = min(seconds.values())
+    for name, value in seconds.items():
+        if name not in cases:
+            cases[name] = Case(
+                size,
+                "floor: in-process fastest validating parser, every line in memory"
+                if name == "fastest"
+                else f"floor: in-process `{name}` parse of every line in memory",
+            )
+        cases[name].add(Sample(value, 0, b"", None))
+
+
+def target(
+    key: str, text: str, value: Case | None, limit_ms: float | None, limit_min_ms: float | None
+) -> dict[str, Any]:
+    """One target, judged on medians (and, for information, on minimums)."""
+    if value is None or limit_ms is None or limit_min_ms is None or not value.samples:
+        return {"target": key, "text": f"{text}: not measured", "met": None}
+    met_median = value.median_ms <= limit_ms
+    met_min = value.min_ms <= limit_min_ms
+    return {
+        "target": key,
+        "case": value.name,
+        "size": value.size,
+        "median_ms": round(value.median_ms, 2),
+        "limit_ms": round(limit_ms, 2),
+        "min_ms": round(value.min_ms, 2),
+        "limit_min_ms": round(limit_min_ms, 2),
+        "met": met_median,
+        "text": f"{text}: **{met(met_median)}**: {value.median_ms:.1f} ms vs {limit_ms:.1f} ms "
+        f"[min: {value.min_ms:.1f} vs {limit_min_ms:.1f} ms, {met(met_min)}]",
+    }
+
+
+def peak_target(key: str, cases: list[Case], limit_mib: float) -> dict[str, Any]:
+    peaks = [(case.peak_mib, case) for case in cases if case.peak_mib is not None]
+    if not peaks:
+        return {"target": key, "text": "peak memory: not measured", "met": None}
+    worst, case = max(peaks, key=lambda pair: pair[0] or 0.0)
+    assert worst is not None
+    ok = worst < limit_mib
+    return {
+        "target": key,
+        "case": case.name,
+        "size": case.size,
+        "peak_mib": round(worst, 1),
+        "limit_mib": limit_mib,
+        "met": ok,
+        "text": f"peak memory of every 100 MB case under {limit_mib:g} MiB: **{met(ok)}**: "
+        f"highest {worst:.1f} MiB ({case.name})",
+    }
+
+
+def floor_rows(cases: list[Case]) -> list[dict[str, Any]]:
+    """The floors, for JSON output."""
+    return [case.as_dict() for case in cases if case.name.startswith("floor")]

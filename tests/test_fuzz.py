@@ -171,3 +171,60 @@ def test_garbage_hook_payloads_get_one_json_line(
             assert isinstance(json.loads(lines[0]), dict)
             tried += 1
     print(f"\nhook payloads tried: {tried}")
+
+
+EDGE_VALUES = [
+    18446744073709551616,  # past 64 bits: exact in the standard library
+    -9223372036854775809,
+    "\ud800",  # a lone surrogate (json.dumps writes the escape)
+    float("nan"),  # written as NaN, which the reader refuses
+    float("inf"),
+    1e308,
+    "\ufeff",
+    "caf\u00e9 \U0001f600",
+]
+
+
+def _fingerprint(verdict: Any) -> tuple[Any, ...]:
+    return (
+        verdict.status,
+        verdict.reason,
+        verdict.records,
+        verdict.owned,
+        [event.as_dict() for event in verdict.events],
+    )
+
+
+def test_mutated_journals_read_the_same_with_the_compiled_parser(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ``fast`` extra (msgspec) never changes a verdict or an event: every line it does
+    not turn into an object goes to the standard library."""
+    from plangate.journal.fast import FAST_MIN_BYTES_ENV, MODULE, fast_parser
+
+    monkeypatch.setenv(FAST_MIN_BYTES_ENV, "0")
+    assert fast_parser(0) is not None, f"{MODULE} (the fast extra) is not installed"
+    rnd = random.Random(int(os.environ.get("PLANGATE_FUZZ_SEED", "8")) + 1)
+    journals = _corpus()
+    path = tmp_path / "fuzzed.jsonl"
+    differing = 0
+    for _ in range(EXAMPLES):
+        records = _mutate(rnd.choice(journals), rnd)
+        if records and rnd.random() < 0.5:
+            victim = rnd.choice(records)
+            victim[rnd.choice(["extra", "timestamp", "version", "uuid"])] = rnd.choice(EDGE_VALUES)
+        data = "".join(json.dumps(r) + "\n" for r in records).encode()
+        if rnd.random() < 0.2:  # a damaged byte somewhere (invalid UTF-8, a broken line)
+            cut = rnd.randrange(len(data) + 1)
+            data = (
+                data[:cut] + rnd.choice([b"\xff", b"\xed\xa0\x80", b"{", b"\xc0\xaf"]) + data[cut:]
+            )
+        path.write_bytes(data)
+        full = rnd.random() < 0.5
+        monkeypatch.setenv(FAST_MIN_BYTES_ENV, "0")
+        fast = read_journal(str(path), full=full)
+        monkeypatch.setenv(FAST_MIN_BYTES_ENV, str(len(data) + 1))
+        plain = read_journal(str(path), full=full)
+        differing += _fingerprint(fast) != _fingerprint(plain)
+        assert _fingerprint(fast) == _fingerprint(plain), data[:200]
+    assert differing == 0

@@ -10,6 +10,7 @@ import json
 import pkgutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -73,3 +74,52 @@ def test_module_list_is_not_empty() -> None:
     assert "plangate.hooks.runtime" in HOOK_PATH_MODULES
     assert {"plangate.guard.evaluate", "plangate.journal.index"} <= set(HOOK_PATH_MODULES)
     assert json.loads("[]") == []
+
+
+LAZY_READ = """\
+import os, sys
+before = set(sys.modules)
+from plangate.journal.fast import FAST_MIN_BYTES_ENV
+from plangate.journal.reader import read_journal
+os.environ[FAST_MIN_BYTES_ENV] = sys.argv[2]
+read_journal(sys.argv[1])
+added = sorted(set(sys.modules) - before)
+sys.stdout.write(repr(added))
+"""
+
+
+def _foreign(names: list[str]) -> set[str]:
+    tops = {name.split(".")[0] for name in names}
+    return {top for top in tops if top not in sys.stdlib_module_names and top != "plangate"}
+
+
+def test_the_one_module_from_outside_is_the_fast_parser_loaded_lazily(tmp_path: Path) -> None:
+    """Over the fast parser's threshold a read imports msgspec (the ``fast`` extra) and,
+    besides what msgspec itself imports, nothing from outside the standard library; below it,
+    nothing at all."""
+    from plangate.journal.fast import MODULE
+
+    journal = tmp_path / "journal.jsonl"
+    journal.write_text('{"type": "user", "message": {"role": "user", "content": "hi"}}\n')
+
+    def added(threshold: str) -> list[str]:
+        result = subprocess.run(
+            [sys.executable, "-c", LAZY_READ, str(journal), threshold],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        loaded: list[str] = eval(result.stdout)  # noqa: S307 - repr of a list of str from our probe
+        return loaded
+
+    alone = subprocess.run(
+        [sys.executable, "-c", f"import sys; import {MODULE}; print(repr(sorted(sys.modules)))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    its_own = _foreign(eval(alone.stdout)) - {MODULE}  # noqa: S307 - our probe's repr
+    assert _foreign(added(str(10**12))) == set()
+    over = _foreign(added("0"))
+    assert MODULE in over
+    assert over - {MODULE} <= its_own, f"plangate imported more than {MODULE}: {over}"

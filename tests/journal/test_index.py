@@ -319,13 +319,14 @@ def test_indexes_of_sessions_long_over_are_removed_when_a_new_one_starts(
     folder = tmp_path / "index"
     folder.mkdir()
     old = folder / "0ld-session.index"
+    old_events = folder / "0ld-session.events"
     leftover = folder / ".0ld-session.123.tmp"
     recent = folder / "recent-session.index"
     unrelated = folder / "notes.txt"
-    for path in (old, leftover, recent, unrelated):
+    for path in (old, old_events, leftover, recent, unrelated):
         path.write_bytes(b"x")
     month_ago = time.time() - 30 * 24 * 3600
-    for path in (old, leftover, unrelated):
+    for path in (old, old_events, leftover, unrelated):
         os.utime(path, (month_ago, month_ago))
     growing = Growing(config_dir, PROJECT, journal.session_id, folder)
     journal.prompt("Start.")
@@ -334,4 +335,42 @@ def test_indexes_of_sessions_long_over_are_removed_when_a_new_one_starts(
     assert growing.read(indexed=True).ready
     assert sorted(path.name for path in folder.iterdir()) == sorted(
         [recent.name, unrelated.name, f"{journal.session_id}.index"]
+        + [f"{journal.session_id}.events"]
     )
+
+
+def test_a_damaged_or_missing_events_file_means_a_full_read(
+    journal: Journal, config_dir: Path, tmp_path: Path, started_scans: list[int]
+) -> None:
+    growing = first_turn(journal, config_dir, tmp_path)
+    events = Path(journal_index.events_file(growing.index_dir, journal.session_id))
+    assert events.stat().st_size > 0
+    data = bytearray(events.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    events.write_bytes(bytes(data))
+    bash(journal, "pwd", "/home/user/project")
+    growing.append(journal.to_bytes()[growing.path.stat().st_size :])
+    started_scans.clear()
+    growing.compare()
+    assert len(started_scans) == 3 and started_scans[0] > 0  # went on from the index,
+    assert started_scans[1:] == [0, 0]  # found its events damaged and read in full
+    events.unlink()
+    bash(journal, "ls", "x")
+    growing.append(journal.to_bytes()[growing.path.stat().st_size :])
+    started_scans.clear()
+    growing.compare()
+    assert started_scans[1:] == [0, 0]  # the index could not be used without its events
+
+
+def test_each_read_that_appends_adds_a_frame_not_the_whole_index(
+    journal: Journal, config_dir: Path, tmp_path: Path
+) -> None:
+    growing = first_turn(journal, config_dir, tmp_path)
+    saved = Path(journal_index.index_file(growing.index_dir, journal.session_id))
+    for round_ in range(3):
+        before = saved.stat().st_size
+        bash(journal, f"echo {round_}", str(round_))
+        growing.append(journal.to_bytes()[growing.path.stat().st_size :])
+        growing.compare()
+        grew = saved.stat().st_size - before
+        assert 0 < grew < before, (round_, before, grew)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from plangate import jsonio
+from plangate import jsonio, skill_names
 from plangate.autoplan import layout
 from plangate.guard import calls
 from plangate.guard.artifact_checks import (
@@ -24,7 +24,6 @@ from plangate.guard.artifact_checks import (
     manifest_path_of,
     verify_binding,
 )
-from plangate.guard.closing import read_in_full, require_publication
 from plangate.guard.literal_calls import literal_plangate_call, looks_like_unbindable_init
 from plangate.guard.outcome import Refusal
 from plangate.guard.state import History, Installation, PhaseState, number
@@ -37,6 +36,10 @@ from plangate.journal.events import (
     ToolUse,
 )
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 
 def decide(
     before: list[Event],
@@ -44,12 +47,20 @@ def decide(
     journaled: bool,
     call: calls.GuardedCall,
     installation: Installation,
+    prior: Disarm | None = None,
+    start: int = 0,
 ) -> None:
+    """With ``prior`` the decision is a windowed one (:mod:`plangate.guard.fold`): ``before``
+    holds the events from order ``start`` on and the earlier plangate Bash calls and results,
+    ``prior`` the fold of every earlier event; :class:`Unproven` when the binding init lies
+    before the window, where only the full decision can judge."""
     history = History(before)
-    over, outside = disarmed(history, installation)
+    over, outside = disarmed(history, installation, prior, start)
     if over:
         return
     binding = bind(history, installation)
+    if prior is not None and binding.start < start:
+        raise Unproven("the binding init is before the window")
     entered = [e for e in before if e.order > binding.start and e.order not in outside]
     validate_call(call, current, binding, installation)
     state = reconstruct(entered, history, binding, installation, current)
@@ -60,6 +71,8 @@ def decide(
         return
     if number(call.phase) <= number(state.phase):
         return
+    from plangate.guard.closing import require_publication  # only a later phase's entry
+
     require_publication(
         state.phase,
         state,
@@ -73,52 +86,113 @@ def decide(
     )
 
 
+class Unproven(Exception):
+    """A windowed decision cannot be shown equal to the full one: decide in full."""
+
+
 # --- 1. is the invocation over? ---------------------------------------------------------
 
 
-def disarmed(history: History, installation: Installation) -> tuple[bool, set[int]]:
+def disarmed(
+    history: History, installation: Installation, prior: Disarm | None = None, start: int = 0
+) -> tuple[bool, set[int]]:
     """Whether the invocation is over, and the orders of events outside any invocation.
 
     An unrelated request typed after the turn ended (and after every background reviewer
     reported back) ends the invocation: the guard no longer applies, and what happens until
     the next literal init is not part of /autoplan's run (a phase entry made then does not
-    count). A ``/autoplan`` typed again needs its own init first (``init_own``).
+    count). A ``/autoplan`` typed again needs its own init first (``init_own``). ``prior``
+    is the fold of every event before order ``start`` (a windowed decision): only the
+    events from ``start`` on are folded here.
     """
-    reviewers: set[str] = set()
-    launched: set[str] = set()
-    notified: set[str] = set()
-    turn_ended = False
-    latest: HumanTurn | None = None
-    outside = False
-    init_after = False
+    fold = prior if prior is not None else Disarm()
     orders: set[int] = set()
     for event in history.events:
+        if event.order < start:
+            continue
+        fold.step(event, installation)
+        if fold.outside:
+            orders.add(event.order)
+    if not fold.has_latest:
+        return False, orders
+    if skill_names.is_skill(fold.latest_command, layout.SKILL_NAME) and not fold.init_after:
+        raise Refusal("init_own")
+    return fold.outside, orders
+
+
+class Disarm:
+    """The fold :func:`disarmed` makes over the events, one at a time (the guard's history
+    fold, :mod:`plangate.guard.fold`, keeps it between hook runs as :meth:`dump` gives it)."""
+
+    __slots__ = (
+        "reviewers",
+        "launched",
+        "notified",
+        "turn_ended",
+        "has_latest",
+        "latest_command",
+        "outside",
+        "init_after",
+    )
+
+    def __init__(self) -> None:
+        self.reviewers: set[str] = set()
+        self.launched: set[str] = set()
+        self.notified: set[str] = set()
+        self.turn_ended = False
+        self.has_latest = False
+        self.latest_command: str | None = None
+        self.outside = False
+        self.init_after = False
+
+    def step(self, event: Event, installation: Installation) -> None:
         if isinstance(event, ToolUse):
             if event.name == "Agent" and event.input and isinstance(event.input.get("prompt"), str):
                 if layout.reviewer_phase(event.input["prompt"]) is not None:
-                    reviewers.add(event.tool_use_id)
+                    self.reviewers.add(event.tool_use_id)
             elif _init_call(event, installation) is not None:
-                outside = False
-                init_after = True
+                self.outside = False
+                self.init_after = True
         elif isinstance(event, ToolResult):
-            if event.tool_use_id in reviewers and event.is_async:
-                launched.add(event.tool_use_id)
+            if event.tool_use_id in self.reviewers and event.is_async:
+                self.launched.add(event.tool_use_id)
         elif isinstance(event, TaskNotification):
-            notified.add(event.tool_use_id)
+            self.notified.add(event.tool_use_id)
         elif isinstance(event, EndTurn):
-            if launched <= notified:
-                turn_ended = True
+            if self.launched <= self.notified:
+                self.turn_ended = True
         elif isinstance(event, HumanTurn):
-            latest = event
-            init_after = False
-            outside = latest.command != layout.SKILL_NAME and turn_ended
-        if outside:
-            orders.add(event.order)
-    if latest is None:
-        return False, orders
-    if latest.command == layout.SKILL_NAME and not init_after:
-        raise Refusal("init_own")
-    return outside, orders
+            self.has_latest = True
+            self.latest_command = event.command
+            self.init_after = False
+            ours = skill_names.is_skill(event.command, layout.SKILL_NAME)
+            self.outside = not ours and self.turn_ended
+
+    def dump(self) -> tuple[object, ...]:
+        return (
+            list(self.reviewers),
+            list(self.launched),
+            list(self.notified),
+            self.turn_ended,
+            self.has_latest,
+            self.latest_command,
+            self.outside,
+            self.init_after,
+        )
+
+    @classmethod
+    def load(cls, dumped: tuple[Any, ...] | list[Any]) -> Disarm:
+        fold = cls()
+        reviewers, launched, notified, *flags = dumped
+        fold.reviewers, fold.launched, fold.notified = set(reviewers), set(launched), set(notified)
+        (
+            fold.turn_ended,
+            fold.has_latest,
+            fold.latest_command,
+            fold.outside,
+            fold.init_after,
+        ) = flags
+        return fold
 
 
 # --- 2. the invocation's init -----------------------------------------------------------
@@ -202,11 +276,22 @@ def validate_call(
 
 
 def _validate_driver(path: str, installation: Installation) -> None:
-    real = os.path.realpath(path)
-    for skill_dir in installation.skill_dirs:
-        sections = os.path.join(skill_dir, layout.SECTIONS_DIR)
-        if os.path.dirname(real) == os.path.realpath(sections) and os.path.isfile(real):
-            return
+    # The phase file's folder is one of the installation's ``sections`` folders: the same
+    # directory (device and inode; a directory has one), without resolving every candidate.
+    try:
+        real = os.path.realpath(path)
+        folder = os.stat(os.path.dirname(real)) if os.path.isfile(real) else None
+    except OSError:
+        folder = None
+    if folder is not None:
+        wanted = (folder.st_dev, folder.st_ino)
+        for skill_dir in installation.skill_dirs:
+            try:
+                sections = os.stat(os.path.join(skill_dir, layout.SECTIONS_DIR))
+            except OSError:
+                continue
+            if (sections.st_dev, sections.st_ino) == wanted:
+                return
     raise Refusal("foreign_install", "the phase file is not this installation's")
 
 
@@ -261,6 +346,8 @@ def reconstruct(
             continue
         if state.phase is None or number(entry) > number(state.phase):
             if state.phase is not None:
+                from plangate.guard.closing import require_publication
+
                 earlier = [e for e in entered if e.order < event.order]
                 try:
                     require_publication(
@@ -323,6 +410,8 @@ def _consumed_entry(
         validate_call(call, use, binding, installation)
     except Refusal:
         return None
+    from plangate.guard.closing import read_in_full  # only sessions past their first entry
+
     if call.kind != calls.DISPATCH and not read_in_full(
         use, call.path or "", history, installation
     ):

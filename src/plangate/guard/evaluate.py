@@ -9,10 +9,11 @@ from __future__ import annotations
 import os
 import sys
 
+from plangate import skill_names
 from plangate.autoplan import layout
-from plangate.guard import calls
-from plangate.guard.decide import decide
-from plangate.guard.literal_calls import split_literal
+from plangate.guard import calls, reasons
+from plangate.guard.decide import Disarm, Unproven, decide
+from plangate.guard.fold import Facts, GuardTracker, facts_of, init_pair
 from plangate.guard.observe import JOURNAL, PAYLOAD, Observation, observe
 from plangate.guard.outcome import Refusal
 from plangate.guard.state import Installation
@@ -26,6 +27,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
+
+FOLD_ENV = "PLANGATE_GUARD_FOLD"
+FOLD_CHECK_ENV = "PLANGATE_GUARD_FOLD_CHECK"
+"""When set (the guard tests set it), every windowed decision is also made in full and a
+difference is a crash (the ``installation`` denial), so the tests prove them equal; when it
+is an absolute path, each checked decision also appends a line there."""
 
 CHECKED_VERSION = (2, 1, 332)
 """The newest Claude Code release whose payloads this guard was checked against."""
@@ -55,10 +62,7 @@ class Evaluation:
 
 def installation(cwd: str, project_dir: str) -> Installation:
     plangate = os.path.join(os.path.dirname(sys.executable), "plangate")
-    skill_dirs = [
-        os.path.join(claude_config_dir(), "skills", layout.SKILL_NAME),
-        os.path.join(project_dir, ".claude", "skills", layout.SKILL_NAME),
-    ]
+    skill_dirs = skill_names.skill_dirs(layout.SKILL_NAME, project_dir)
     return Installation(plangate, skill_dirs, cwd)
 
 
@@ -78,8 +82,15 @@ def evaluate(payload: dict[str, Any], call: calls.GuardedCall) -> Evaluation:
         return Evaluation(refusal.code, "none", None, refusal.detail)
     cwd = str(payload["cwd"])
     tool_use_id = str(payload["tool_use_id"])
+    installed = installation(cwd, project_dir)
 
-    def judge(wait_for_current: bool) -> Evaluation:
+    def judge(wait_for_current: bool, windowed: bool = True) -> Evaluation:
+        try:
+            return judged(wait_for_current, windowed)
+        except Unproven:
+            return judged(wait_for_current, False)
+
+    def judged(wait_for_current: bool, windowed: bool) -> Evaluation:
         seen = observe(
             str(payload["transcript_path"]),
             session_id=str(payload["session_id"]),
@@ -89,39 +100,84 @@ def evaluate(payload: dict[str, Any], call: calls.GuardedCall) -> Evaluation:
             select=invocation_window,
             wait_for_current=wait_for_current,
             index_dir=journal_index_dir(),
+            tracker=GuardTracker(installed) if windowed and _fold_enabled() else None,
         )
         if seen.code is not None:
             return Evaluation(seen.code, seen.path, seen.version, seen.detail, shapes=seen.shapes)
         assert seen.verdict is not None
+        window = seen.verdict.window
+        prior: Disarm | None = None
+        start = 0
+        if window is not None:
+            facts = facts_of(window)
+            prior, start = facts.snapshot, window.cut_order
         try:
             before, current = split_current(seen, payload, cwd)
-            decide(before, current, seen.path == JOURNAL, call, installation(cwd, project_dir))
+            decide(before, current, seen.path == JOURNAL, call, installed, prior, start)
         except Refusal as refusal:
-            return Evaluation(refusal.code, seen.path, seen.version, refusal.detail, refusal.keys)
-        return Evaluation(None, seen.path, seen.version)
+            outcome = Evaluation(
+                refusal.code, seen.path, seen.version, refusal.detail, refusal.keys
+            )
+        else:
+            outcome = Evaluation(None, seen.path, seen.version)
+        check = os.environ.get(FOLD_CHECK_ENV, "")
+        if window is not None and check:
+            _check_equal(outcome, judged(wait_for_current, False), check)
+        return outcome
 
     outcome = judge(wait_for_current=False)
-    if outcome.code == "publication_missing" and outcome.path == PAYLOAD:
-        # Text written in the call's own message may not be in the journal yet; before
-        # saying no report exists, give Claude Code the deadline to journal the call itself
-        # (a report beside it is then `publication_unflushed`, which names the real fix).
+    if outcome.path == PAYLOAD and outcome.code is not None and _denies(outcome.code):
+        # Allow fast, deny sure. On the payload path the journal may still lack records Claude
+        # Code has not flushed: text in the call's own message (a report beside the call is
+        # then `publication_unflushed`, which names the real fix), or even the previous
+        # message's calls (a close Read not yet written reads as `close_required`). Before a
+        # deny, give Claude Code the deadline to journal the call itself, and decide again.
         outcome = judge(wait_for_current=True)
     return outcome
+
+
+def _denies(code: str) -> bool:
+    return reasons.disposition(code) in reasons.DENY_DISPOSITIONS
+
+
+def _fold_enabled() -> bool:
+    """``$PLANGATE_GUARD_FOLD=0`` turns the history fold off: every decision is made in full
+    (slower on long sessions, the same outcome)."""
+    return os.environ.get(FOLD_ENV) != "0"
+
+
+def _check_equal(windowed: Evaluation, full: Evaluation, trace: str) -> None:
+    ours = (windowed.code, windowed.path, windowed.detail, windowed.keys)
+    theirs = (full.code, full.path, full.detail, full.keys)
+    if ours != theirs:
+        raise AssertionError(f"windowed decision {ours} differs from the full one {theirs}")
+    if os.path.isabs(trace):
+        with open(trace, "a", encoding="utf-8") as handle:
+            handle.write(f"windowed {windowed.path} {windowed.code}\n")
 
 
 def split_current(
     seen: Observation, payload: dict[str, Any], cwd: str
 ) -> tuple[list[Event], ToolUse]:
-    """The events before the current call, and the current call itself."""
+    """The events before the current call, and the current call itself. After a windowed
+    read the events are the window's, and the guard's fold answers for the rest."""
     assert seen.verdict is not None
     events = seen.verdict.events
     tool_use_id = str(payload["tool_use_id"])
+    window = seen.verdict.window
+    facts = facts_of(window) if window is not None else None
     check_identities(events)
+    if facts is not None and facts.repeated:
+        raise Refusal("tool_identity")
     if seen.path == PAYLOAD:
-        if any(getattr(event, "tool_use_id", None) == tool_use_id for event in events):
+        if facts is not None:
+            mentioned = facts.mentions(tool_use_id)
+        else:
+            mentioned = any(getattr(event, "tool_use_id", None) == tool_use_id for event in events)
+        if mentioned:
             raise Refusal("current_mismatch", "the journal has a result for an unwritten call")
         last = events[-1]
-        message_id = _open_message(events)
+        message_id = _open_message(events, facts)
         current = ToolUse(
             last.order + 1,
             last.record,
@@ -140,14 +196,17 @@ def split_current(
     return [e for e in events if e.order < journaled.order], journaled
 
 
-def _open_message(events: list[Event]) -> str | None:
+def _open_message(events: list[Event], facts: Facts | None = None) -> str | None:
     """The message an unjournaled call may belong to: the last journaled one, unless that
     message already ran a tool (a later message then holds the call)."""
-    message_id = next(
-        (e.message_id for e in reversed(events) if not isinstance(e, ToolResult)), None
-    )
+    last = next((e for e in reversed(events) if not isinstance(e, ToolResult)), None)
+    if last is None and facts is not None:
+        raise Unproven("no message in the window")
+    message_id = last.message_id if last is not None else None
     if message_id is None:
         return None
+    if facts is not None:
+        return None if facts.ran_in(message_id) else message_id
     answered = {e.tool_use_id for e in events if isinstance(e, ToolResult)}
     ran = any(
         isinstance(e, ToolUse) and e.message_id == message_id and e.tool_use_id in answered
@@ -224,7 +283,7 @@ def invocation_window(ordered: list[Record]) -> Iterable[Record]:
                     bash_ids.add(event.tool_use_id)
                     chosen.add(position)
                     if command is None or " init " in f" {command} ":
-                        inits.append((position, _init_pair(command)))
+                        inits.append((position, init_pair(command)))
             elif isinstance(event, ToolResult) and event.tool_use_id in bash_ids:
                 chosen.add(position)
     earliest = -1
@@ -242,11 +301,3 @@ def invocation_window(ordered: list[Record]) -> Iterable[Record]:
             start = position
     chosen.update(range(start, len(ordered)))
     return [ordered[position] for position in sorted(chosen)]
-
-
-def _init_pair(command: object) -> tuple[str, ...] | None:
-    """The (active plan, restore point) an init command names, when it can be read."""
-    words = split_literal(command) if isinstance(command, str) else None
-    if words is None or len(words) != 6 or words[1:3] != ["autoplan", "init"]:
-        return None
-    return (words[4], words[5])

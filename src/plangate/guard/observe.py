@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import time
 
+from plangate.guard.decide import Unproven
+from plangate.guard.fold import facts_of
 from plangate.journal import codes
 from plangate.journal.events import Event, ToolResult, ToolUse
 from plangate.journal.reader import Verdict, read_journal
@@ -26,6 +28,8 @@ from plangate.journal.scan import Prefix
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
+
+    from plangate.journal.window import Tracker
 
 DEADLINE_SECONDS = 2.0
 POLL_SECONDS = 0.05
@@ -73,6 +77,12 @@ def lagged(events: list[Event]) -> bool:
     return any(isinstance(event, ToolUse) and event.tool_use_id not in answered for event in events)
 
 
+def _lagged(verdict: Verdict) -> bool:
+    if verdict.window is not None:
+        return facts_of(verdict.window).lagged()
+    return lagged(verdict.events)
+
+
 def observe(
     journal: str,
     *,
@@ -86,11 +96,14 @@ def observe(
     clock: Callable[[], float] = time.monotonic,
     wait_for_current: bool = False,
     index_dir: str | None = None,
+    tracker: Tracker | None = None,
 ) -> Observation:
     """Read until a decision can be made (see the module docstring). With
     ``wait_for_current`` the payload path is not taken early: the loop waits, within the
     deadline, for Claude Code to journal the current call itself. ``index_dir`` lets the
-    first read go on from the journal index an earlier hook run saved."""
+    first read go on from the journal index an earlier hook run saved; with ``tracker`` too
+    (the guard's fold), its events may be the invocation's window only, the fold answering
+    for the rest (:exc:`~plangate.guard.decide.Unproven` when it cannot)."""
     until = clock() + deadline
     prior: Prefix | None = None
     unrecognized_once = False
@@ -105,16 +118,23 @@ def observe(
             select=select,
             index_dir=index_dir,
             tool_use_id=tool_use_id,
+            tracker=tracker,
         )
         last = verdict
         if prior is None and verdict.prefix is not None:
             prior = verdict.prefix
         if verdict.ready:
+            window = verdict.window
+            start = window.cut_order if window is not None else 0
             if any(
-                isinstance(event, ToolUse) and event.tool_use_id == tool_use_id
+                isinstance(event, ToolUse)
+                and event.tool_use_id == tool_use_id
+                and event.order >= start
                 for event in verdict.events
             ):
                 return Observation(verdict, JOURNAL)
+            if window is not None and tool_use_id in facts_of(window).uses:
+                raise Unproven("the current call is before the window")
             stray = verdict.stray_tool_uses.get(tool_use_id)
             if stray is not None and stray != "unreachable":
                 return Observation(
@@ -123,7 +143,8 @@ def observe(
                     "current_mismatch",
                     f"the journal records this call in {stray}",
                 )
-            if stray is None and not wait_for_current and not lagged(verdict.events):
+            behind = _lagged(verdict)
+            if stray is None and not wait_for_current and not behind:
                 return Observation(verdict, PAYLOAD)
         elif verdict.reason is not None:
             code = codes.base_code(verdict.reason)
@@ -140,7 +161,7 @@ def observe(
         if clock() >= until:
             break
         sleep(POLL_SECONDS)
-    if last is not None and last.ready and wait_for_current and not lagged(last.events):
+    if last is not None and last.ready and wait_for_current and not _lagged(last):
         return Observation(last, PAYLOAD)
     if last is not None and last.ready:
         return Observation(last, PAYLOAD, "journal_lag", "an earlier tool call has no result")

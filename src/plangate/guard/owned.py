@@ -12,17 +12,14 @@ from __future__ import annotations
 import os
 import stat
 
+from plangate import skill_names
 from plangate.autoplan import layout
-from plangate.locations import claude_config_dir
 
 ARTIFACT_NAMES = frozenset((*layout.CHECKPOINT_FILES, layout.CLOSE_PACKET))
 
 
 def skill_dirs(project_dir: str) -> list[str]:
-    return [
-        os.path.join(claude_config_dir(), "skills", layout.SKILL_NAME),
-        os.path.join(project_dir, ".claude", "skills", layout.SKILL_NAME),
-    ]
+    return skill_names.skill_dirs(layout.SKILL_NAME, project_dir)
 
 
 def owned_by_autoplan(path: str, project_dir: str) -> bool:

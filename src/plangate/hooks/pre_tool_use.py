@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import os
 
-from plangate.guard import calls, log, reasons
+from plangate.guard import calls
 from plangate.hooks import protocol
 from plangate.hooks.runtime import HookInputError, deadline_seconds, run_hook, within
 from plangate.journal.paths import is_owned_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from plangate.guard import reasons
     from plangate.hooks.protocol import Output, Payload
 
 OWNED_READ_REASON = "[plangate] Reading an /autoplan section or phase artifact."
@@ -33,7 +34,7 @@ def decide(payload: Payload) -> Output:
     if payload.get("hook_event_name") != "PreToolUse" or not isinstance(
         payload.get("tool_name"), str
     ):
-        return _denied(reasons.Decision.deny("hook_input", detail="not a PreToolUse payload"))
+        return _denied_input("not a PreToolUse payload")
     tool_name = payload["tool_name"]
     if tool_name not in ("Read", "Agent") or payload.get("agent_id") is not None:
         return {}  # not ours to decide: other tools, and calls inside subagents
@@ -46,11 +47,14 @@ def decide(payload: Payload) -> Output:
         and isinstance(tool_input, dict)
     )
     if not valid:
-        return _denied(reasons.Decision.deny("hook_input", detail="a payload field is missing"))
+        return _denied_input("a payload field is missing")
     assert isinstance(tool_input, dict)
     call = calls.classify(tool_name, tool_input, payload["cwd"])
     if call is None:
         return _owned_read(payload, tool_input) or {}
+    # Only a phase entry gets here: the decision, its reasons and its log are loaded now,
+    # so that the fast path above (most calls) imports none of them.
+    from plangate.guard import log, reasons
     from plangate.guard.evaluate import evaluate
 
     seconds = deadline_seconds(DEADLINE_ENV, DEFAULT_DEADLINE_MS, MAX_DEADLINE_MS)
@@ -76,6 +80,8 @@ def _decision(
     keys: list[str],
     shapes: list[str],
 ) -> reasons.Decision:
+    from plangate.guard import reasons
+
     if code is None:
         return reasons.Decision.allow(path, version)
     if reasons.disposition(code) == reasons.UNVERIFIED:
@@ -92,8 +98,16 @@ def _decision(
 
 
 def _denied(decision: reasons.Decision) -> Output:
+    from plangate.guard import log
+
     log.append_decision(decision)
     return decision.output()
+
+
+def _denied_input(detail: str) -> Output:
+    from plangate.guard import reasons
+
+    return _denied(reasons.Decision.deny("hook_input", detail=detail))
 
 
 def _owned_read(payload: Payload, tool_input: dict[str, object]) -> Output | None:
@@ -113,10 +127,12 @@ def _owned_read(payload: Payload, tool_input: dict[str, object]) -> Output | Non
 
 
 def _bad_input(error: HookInputError) -> Output:
-    return _denied(reasons.Decision.deny("hook_input", detail=error.detail))
+    return _denied_input(error.detail)
 
 
 def _crash(error: BaseException) -> Output:
+    from plangate.guard import reasons
+
     return _denied(reasons.Decision.deny("installation", detail=type(error).__name__))
 
 

@@ -93,7 +93,9 @@ def alarm(
     cancel, or None where no alarm can be set (not the main thread, no ``SIGALRM``). Once
     cancelled, a signal already on its way raises nothing."""
     try:
-        import signal  # only decisions that read a journal need it
+        # Only decisions that read a journal need it; the C module, because ``signal``
+        # itself imports ``enum`` and with it milliseconds of every guarded call's start-up.
+        import _signal as signal  # type: ignore[import-not-found]
 
         armed = [True]
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import sys
 
-from plangate import jsonio
+# First: in a process started as hooks are, plangate.hooks takes the working folder off the
+# path (imported for that effect alone).
+from plangate import hooks, jsonio  # noqa: F401
 from plangate.journal.reader import read_journal
 from plangate.locations import journal_index_dir
 
@@ -46,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         + "\n"
     )
+    sys.stdout.flush()
     return 0 if verdict.ready else 1
 
 

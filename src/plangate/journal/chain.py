@@ -35,6 +35,7 @@ from (two processes appending to one session) is ``competing_root``. Standard li
 from __future__ import annotations
 
 from plangate.journal.events import ToolResult, ToolUse
+from plangate.journal.joined import Joined
 from plangate.journal.records import Record
 
 ABANDONED_BRANCH = "abandoned_branch"
@@ -274,8 +275,8 @@ class Tip:
     """What a journal index keeps of the chain's end, so that a later read can prove that
     appended records extend the same chain: ``frontier`` maps the anchor and its live
     descendants to their parents (file order), ``uses`` their tool calls to them, ``calls``
-    every tool call id of the main session's records, ``newest`` the newest conversation
-    record."""
+    every tool call id of the main session's records (:class:`~.joined.Joined`: one string,
+    which a saved index only adds to), ``newest`` the newest conversation record."""
 
     __slots__ = ("frontier", "uses", "calls", "newest")
 
@@ -283,7 +284,7 @@ class Tip:
         self,
         frontier: dict[str, str | None],
         uses: dict[str, str],
-        calls: set[str],
+        calls: Joined,
         newest: str | None,
     ) -> None:
         self.frontier = frontier
@@ -298,7 +299,7 @@ def tip_of(records: list[Record], ordered: list[Record], anchor: Record) -> Tip:
     for record in ordered:
         if record.parent in frontier and record.uuid is not None:
             frontier.setdefault(record.uuid, record.parent)
-    calls: set[str] = set()
+    calls = Joined()
     newest: str | None = None
     for record in records:
         if not record.node:
@@ -307,7 +308,7 @@ def tip_of(records: list[Record], ordered: list[Record], anchor: Record) -> Tip:
             newest = record.uuid
         for event in record.events:
             if type(event) is ToolUse:
-                calls.add(event.tool_use_id)
+                calls.add(event.tool_use_id)  # one it cannot keep only costs a full read
     return Tip(frontier, _uses(ordered, frontier), calls, newest)
 
 
@@ -353,7 +354,7 @@ def extend_tip(tip: Tip, appended: list[Record], tool_use_id: str | None) -> Tip
             frontier.setdefault(record.uuid, record.parent)
     uses = {use: uuid for use, uuid in tip.uses.items() if uuid in frontier}
     uses.update(_uses(appended, frontier))
-    calls = set(tip.calls)
+    calls = Joined(tip.calls.text)
     for record in appended:
         for event in record.events:
             if type(event) is ToolUse:

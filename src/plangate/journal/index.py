@@ -11,10 +11,15 @@ the covered bytes unchanged), parses only what was appended, and extends the ord
 (:func:`plangate.journal.order.extend_order`); whatever the extension cannot prove equal to
 a full read makes the reader read in full instead.
 
-One file per session, ``<index dir>/<session>.index``: a CRC-32 of the body, then the body
-in :mod:`marshal` form. Written 0600 to a temporary name and renamed, so a reader sees the
-old index or the new one; a damaged or foreign file is ignored, and any file here may be
-deleted at any time. Standard library only (hook path).
+Two files per session, both 0600. ``<index dir>/<session>.index``: a snapshot of the
+fields, then the changes each later read made, appended as CRC-checked :mod:`marshal`
+frames (:mod:`.frames`: a save writes what was added, not the megabytes a long session's
+index holds; a new snapshot is written to a temporary name and renamed).
+``<session>.events``: the light events, one :mod:`marshal` blob per read that added some,
+only ever appended to (the index names each blob's offset, length and CRC-32), so a read
+that does not need the saved events neither reads nor rewrites them.
+A damaged or foreign file is ignored, and any file here may be deleted at any time.
+Standard library only (hook path).
 """
 
 from __future__ import annotations
@@ -23,45 +28,29 @@ import marshal
 import os
 import zlib
 
-from plangate.files import remove_quietly, replace
+from plangate.files import remove_quietly
+from plangate.journal import frames
 from plangate.journal.chain import UNREACHABLE, Tip, tip_of
-from plangate.journal.events import (
-    AssistantText,
-    EndTurn,
-    Event,
-    HumanTurn,
-    ReadRange,
-    TaskNotification,
-    ToolResult,
-    ToolUse,
-)
+from plangate.journal.events import Event
+from plangate.journal.joined import Joined
+from plangate.journal.longs import Longs
+from plangate.journal.packing import pack, unpack
 from plangate.journal.records import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
     from typing import Any
 
-FORMAT = 2
+FORMAT = 4
 """Bumped whenever what the reader derives from a record changes, so old indexes are ignored."""
 TAIL_BYTES = 64 * 1024
 SUFFIX = ".index"
+EVENTS_SUFFIX = ".events"
+SEPARATOR = "\n"
+"""Between the saved ids, and around them (no id holds one: an index is not kept then)."""
 KEEP_SECONDS = 14 * 24 * 3600
 """Indexes not written for this long are removed when a new one is started."""
-BLOBS_MAX = 64
-"""Event blobs kept before they are merged into one (each read that appends adds one)."""
-
-_KINDS: tuple[type[Event], ...] = (
-    ToolUse,
-    ToolResult,
-    AssistantText,
-    EndTurn,
-    HumanTurn,
-    TaskNotification,
-)
-_KIND_CODES = {kind: code for code, kind in enumerate(_KINDS)}
-_TOOL_RESULT = _KIND_CODES[ToolResult]
-_FILE_FIELD = 8  # a ToolResult tuple: kind, four Event fields, id, text, is_error, file
 
 _FIELDS = (
     "path",
@@ -93,15 +82,27 @@ _FIELDS = (
     "calls",
     "newest",
     "dropped",
+    "tracker_key",
+    "tracked",
 )
+_ARRAYS = frozenset({"indices", "offsets", "lengths", "slots"})
+"""Fields kept as :class:`~.longs.Longs` in memory and as their bytes on disk."""
+_SETS = frozenset({"unresolved"})
+_BOUNDARY = 1 + _FIELDS.index("boundary")
+_CRC = 1 + _FIELDS.index("crc")
+"""Fields kept as sets in memory and as lists on disk: :mod:`marshal` writes a set of
+thousands of strings some fifty times slower than the same list."""
 
 
 class Index:
     """The saved state of one journal. ``indices`` … ``slots`` describe the owned records in
     causal order (line index, byte offset, length, uuid, event slots); ``blobs`` hold their
-    light events in order, packed; ``unordered`` are the ids of the other kept records."""
+    light events in order, as ``[offset, length, crc]`` of blobs in the events file;
+    ``unordered`` are the ids of the other kept records. ``fresh`` are the blobs this read
+    adds (appended to the events file by :func:`save`, which starts the file anew when
+    ``restart``), ``loaded`` the saved blobs once :func:`read_blobs` read them."""
 
-    __slots__ = _FIELDS
+    __slots__ = (*_FIELDS, "fresh", "restart", "loaded", "saved", "frames")
 
     def __init__(self, path: str, dev: int, ino: int, owners: tuple[str, ...] | None) -> None:
         self.path = path
@@ -120,28 +121,35 @@ class Index:
         self.unordered: list[str] = []
         self.unresolved: set[str] = set()
         self.stray: dict[str, str] = {}
-        self.indices: list[int] = []
-        self.offsets: list[int] = []
-        self.lengths: list[int] = []
-        self.ids: list[str] = []
-        self.slots: list[int] = []
+        self.indices = Longs()
+        self.offsets = Longs()
+        self.lengths = Longs()
+        self.ids = SEPARATOR  # every id followed by the separator: see knows()
+        self.slots = Longs()
         self.slots_total = 0
-        self.blobs: list[bytes] = []
+        self.blobs: list[list[int]] = []
         self.event_count = 0
         self.frontier: dict[str, str | None] = {}
         self.uses: dict[str, str] = {}
-        self.calls: set[str] = set()
+        self.calls = Joined().text
         self.newest: str | None = None
         self.dropped: dict[str, int] = {}
+        self.tracker_key = ""
+        self.tracked: Any = None  # a tracker's state (plangate.journal.window)
+        self.fresh: list[bytes] = []
+        self.restart = True
+        self.loaded: list[bytes] | None = []
+        self.saved: list[Any] | None = None  # the values on disk (plangate.journal.frames)
+        self.frames = 0
 
     def tip(self) -> Tip:
-        return Tip(self.frontier, self.uses, self.calls, self.newest)
+        return Tip(self.frontier, self.uses, Joined(self.calls), self.newest)
 
     def keep_tip(self, tip: Tip) -> None:
         self.frontier, self.uses, self.calls, self.newest = (
             tip.frontier,
             tip.uses,
-            tip.calls,
+            tip.calls.text,
             tip.newest,
         )
 
@@ -154,10 +162,13 @@ class Index:
         kept: list[Record],
         appended: list[Record],
         light: list[Event],
-    ) -> None:
+    ) -> bool:
         """Cover the journal up to ``boundary`` (a line boundary; ``crc`` of every byte
         before it): ``kept`` are the records read since the last boundary, ``appended`` those
-        of them in the order, ``light`` their events as numbered, before any reload."""
+        of them in the order, ``light`` their events as numbered, before any reload. False
+        (and nothing added) when an id cannot be kept (it holds the separator)."""
+        if any(SEPARATOR in (record.uuid or "") for record in appended):
+            return False
         self.boundary = boundary
         self.crc = crc
         self.lines = lines
@@ -170,15 +181,31 @@ class Index:
             self.indices.append(record.index)
             self.offsets.append(record.offset)
             self.lengths.append(record.length)
-            self.ids.append(record.uuid or "")  # every owned record has an id
             self.slots.append(record.slots)
             self.slots_total += record.slots
+        # every owned record has an id
+        self.ids += "".join((record.uuid or "") + SEPARATOR for record in appended)
         if light:
-            self.blobs.append(marshal.dumps([pack(event) for event in light]))
+            self.fresh.append(marshal.dumps([pack(event) for event in light]))
             self.event_count += len(light)
-        if len(self.blobs) > BLOBS_MAX:
-            merged = [item for blob in self.blobs for item in marshal.loads(blob)]
-            self.blobs = [marshal.dumps(merged)]
+        return True
+
+    @property
+    def count(self) -> int:
+        """How many owned records the index holds."""
+        return len(self.indices)
+
+    def knows(self, uuid: str) -> bool:
+        """Whether an owned record has this id (a search of the joined ids: quicker, for the
+        few ids a read checks, than making a set of them all)."""
+        return SEPARATOR + uuid + SEPARATOR in self.ids
+
+    def ids_from(self, position: int) -> list[str]:
+        """The ids of the owned records from ``position`` on."""
+        wanted = self.count - position
+        if wanted <= 0:
+            return []
+        return self.ids[1:-1].rsplit(SEPARATOR, wanted)[-wanted:]
 
     def owned_records(self) -> list[Record]:
         """The owned records with their light events, as pass two needs them."""
@@ -188,7 +215,7 @@ class Index:
         return [
             Record.indexed(index, offset, length, uuid, slots, tuple(by_record.get(index, ())))
             for index, offset, length, uuid, slots in zip(
-                self.indices, self.offsets, self.lengths, self.ids, self.slots, strict=True
+                self.indices, self.offsets, self.lengths, self.ids_from(0), self.slots, strict=True
             )
         ]
 
@@ -205,8 +232,10 @@ class Index:
         return self.blobs_reader()()
 
     def blobs_reader(self) -> Callable[[], list[Event]]:
-        """Unpacks the events saved so far, whatever is added later."""
-        blobs = list(self.blobs)
+        """Unpacks the events saved so far, whatever is added later (the saved blobs must
+        have been read, :func:`read_blobs`)."""
+        assert self.loaded is not None
+        blobs = [*self.loaded, *self.fresh]
         return lambda: [unpack(item) for blob in blobs for item in marshal.loads(blob)]
 
 
@@ -236,31 +265,58 @@ def begin(
     return index
 
 
+class Placed:
+    """The ids of a saved index's owned records and of those placed since, as
+    :func:`plangate.journal.order.extend_order` asks about them; with ``others`` (the ids
+    of the index's other records) it answers for every id the journal holds."""
+
+    __slots__ = ("index", "added", "others")
+
+    def __init__(self, index: Index, others: Iterable[str] = ()) -> None:
+        self.index = index
+        self.added: set[str] = set()
+        self.others = set(others)
+
+    def __contains__(self, uuid: object) -> bool:
+        if not isinstance(uuid, str):
+            return False
+        return uuid in self.added or uuid in self.others or self.index.knows(uuid)
+
+    def add(self, uuid: str) -> None:
+        self.added.add(uuid)
+
+
 def index_file(index_dir: str, session_id: str) -> str:
     return os.path.join(index_dir, session_id + SUFFIX)
+
+
+def _key(values: list[Any]) -> object:
+    """What a delta frame names the values it changes by: the boundary they cover and the
+    digest of the bytes before it."""
+    return (values[_BOUNDARY], values[_CRC])
 
 
 def load(
     index_dir: str, session_id: str, path: str, info: os.stat_result, owners: list[str] | None
 ) -> Index | None:
     """The saved index of this very file, or None (none yet, damaged, or another file's)."""
-    try:
-        with open(index_file(index_dir, session_id), "rb") as handle:
-            data = handle.read()
-    except OSError:
+    found = frames.read(index_file(index_dir, session_id), _key)
+    if found is None:
         return None
-    body = data[4:]
-    if len(data) < 8 or zlib.crc32(body) != int.from_bytes(data[:4], "big"):
-        return None
-    try:
-        fields = marshal.loads(body)
-    except (EOFError, ValueError, TypeError):
-        return None
-    if not isinstance(fields, tuple) or len(fields) != len(_FIELDS) + 1 or fields[0] != FORMAT:
+    fields, count = found
+    if len(fields) != len(_FIELDS) + 1 or fields[0] != FORMAT:
         return None
     index = Index.__new__(Index)
-    for name, value in zip(_FIELDS, fields[1:], strict=True):
+    index.saved, index.frames = fields, count
+    for name, value in zip(_FIELDS, [_copy(field) for field in fields[1:]], strict=True):
+        if name in _SETS:
+            value = set(value)
+        elif name in _ARRAYS:
+            if not isinstance(value, bytes) or len(value) % 8:
+                return None
+            value = Longs(value)
         setattr(index, name, value)
+    index.fresh, index.restart, index.loaded = [], False, None
     wanted = tuple(owners) if owners is not None else None
     if (index.path, index.dev, index.ino, index.owners) != (
         path,
@@ -272,6 +328,29 @@ def load(
     if not 0 < index.boundary <= info.st_size:
         return None
     return index
+
+
+def events_file(index_dir: str, session_id: str) -> str:
+    return os.path.join(index_dir, session_id + EVENTS_SUFFIX)
+
+
+def read_blobs(index_dir: str, session_id: str, index: Index) -> bool:
+    """Read the saved event blobs the index names; False when one is missing or damaged."""
+    if index.loaded is not None:
+        return True
+    loaded: list[bytes] = []
+    try:
+        with open(events_file(index_dir, session_id), "rb") as handle:
+            for offset, length, crc in index.blobs:
+                handle.seek(offset)
+                blob = handle.read(length)
+                if len(blob) != length or zlib.crc32(blob) != crc:
+                    return False
+                loaded.append(blob)
+    except (OSError, ValueError):
+        return False
+    index.loaded = loaded
+    return True
 
 
 def tail_matches(fd: int, index: Index) -> bool:
@@ -288,13 +367,60 @@ def tail_crc(fd: int, boundary: int) -> int:
 
 def save(index_dir: str, session_id: str, index: Index) -> None:
     """Write atomically; a failure only means the next read is a full one."""
-    body = marshal.dumps((FORMAT, *(getattr(index, name) for name in _FIELDS)))
-    data = zlib.crc32(body).to_bytes(4, "big") + body
     try:
         os.makedirs(index_dir, mode=0o700, exist_ok=True)
-        replace(index_file(index_dir, session_id), data, 0o600)  # not durable: a cache
+        _append_blobs(index_dir, session_id, index)
     except OSError:
         return
+    values: list[Any] = [FORMAT]
+    for name in _FIELDS:
+        value = getattr(index, name)
+        values.append(
+            list(value)
+            if isinstance(value, set)
+            else value.tobytes()
+            if isinstance(value, Longs)
+            else value
+        )
+    try:
+        path = index_file(index_dir, session_id)
+        index.frames = frames.write(path, values, index.saved, index.frames, _key)
+    except OSError:
+        return
+    index.saved = [_copy(value) for value in values]
+
+
+def _copy(value: Any, deep: bool = True) -> Any:
+    """A copy of a list or dict, and of the lists and dicts a dict holds (a tracker's state),
+    so that what is changed in memory is not also changed in the values saved on disk."""
+    if isinstance(value, list):
+        return list(value)
+    if isinstance(value, dict):
+        if deep and any(isinstance(item, (list, dict)) for item in value.values()):
+            return {key: _copy(item, False) for key, item in value.items()}
+        return dict(value)
+    return value
+
+
+def _append_blobs(index_dir: str, session_id: str, index: Index) -> None:
+    """Append the fresh blobs to the events file (started anew for a new index) and name
+    them in the index."""
+    if not index.fresh and not index.restart:
+        return
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if index.restart else os.O_APPEND)
+    descriptor = os.open(events_file(index_dir, session_id), flags | os.O_CLOEXEC, 0o600)
+    try:
+        for blob in index.fresh:
+            written = os.write(descriptor, blob)
+            if written != len(blob):
+                raise OSError("short write to the journal index's events file")
+            end = os.lseek(descriptor, 0, os.SEEK_CUR)
+            index.blobs.append([end - len(blob), len(blob), zlib.crc32(blob)])
+    finally:
+        os.close(descriptor)
+    if index.loaded is not None:
+        index.loaded += index.fresh
+    index.fresh, index.restart = [], False
 
 
 def prune(index_dir: str, now: float, keep_seconds: float = KEEP_SECONDS) -> None:
@@ -305,7 +431,7 @@ def prune(index_dir: str, now: float, keep_seconds: float = KEEP_SECONDS) -> Non
     except OSError:
         return
     for name in names:
-        if not (name.endswith(SUFFIX) or name.endswith(".tmp")):
+        if not name.endswith((SUFFIX, EVENTS_SUFFIX, ".tmp")):
             continue
         path = os.path.join(index_dir, name)
         try:
@@ -314,49 +440,3 @@ def prune(index_dir: str, now: float, keep_seconds: float = KEEP_SECONDS) -> Non
             continue
         if stale:
             remove_quietly(path)
-
-
-def pack(event: Event) -> tuple[object, ...]:
-    """An event as plain values: its kind's code, then its fields in constructor order."""
-    code = _KIND_CODES[type(event)]
-    head = (code, event.order, event.record, event.message_id, event.timestamp)
-    if isinstance(event, ToolUse):
-        return (*head, event.tool_use_id, event.name, event.input)
-    if isinstance(event, ToolResult):
-        file = event.file
-        packed_file = (
-            None
-            if file is None
-            else (file.file_path, file.start_line, file.num_lines, file.total_lines, file.content)
-        )
-        return (
-            *head,
-            event.tool_use_id,
-            event.text,
-            event.is_error,
-            packed_file,
-            event.is_async,
-            event.text_starts_json,
-        )
-    if isinstance(event, AssistantText):
-        return (*head, event.text)
-    if isinstance(event, HumanTurn):
-        return (
-            *head,
-            event.text,
-            event.command,
-            event.arguments,
-            event.source,
-            event.prompt_id,
-        )
-    if isinstance(event, TaskNotification):
-        return (*head, event.tool_use_id, event.status)
-    return head
-
-
-def unpack(item: tuple[Any, ...]) -> Event:
-    code: int = item[0]
-    if code == _TOOL_RESULT and item[_FILE_FIELD] is not None:
-        item = (*item[:_FILE_FIELD], ReadRange(*item[_FILE_FIELD]), *item[_FILE_FIELD + 1 :])
-    event: Event = _KINDS[code](*item[1:])
-    return event

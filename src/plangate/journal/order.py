@@ -23,6 +23,10 @@ from plangate.journal.chain import climb, find_anchor, find_loop, fork_genesis, 
 from plangate.journal.paths import fold_pair, realpath_or_none
 from plangate.journal.records import Record
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from plangate.journal.index import Placed
+
 ROOT_SHAPE_MAX = 32
 
 
@@ -229,7 +233,10 @@ def _walk(root: Record, records: list[Record]) -> list[Record]:
 
 
 def extend_order(
-    placed: set[str], known: set[str], unresolved: set[str], appended: list[Record]
+    placed: Placed | set[str],
+    known: Placed | set[str],
+    unresolved: set[str],
+    appended: list[Record],
 ) -> list[Record] | None:
     """The causal order of records appended after an ordered journal, or None when it may
     differ from what :func:`own` would give for the whole file.

@@ -20,9 +20,10 @@ import os
 import time
 
 from plangate.journal import codes
-from plangate.journal.building import EventBuilder, clean_bash_result
+from plangate.journal.building import EventBuilder
 from plangate.journal.chain import extend_tip
-from plangate.journal.events import Event, ToolResult, ToolUse
+from plangate.journal.events import Event, ToolUse
+from plangate.journal.fast import fast_parser
 from plangate.journal.identity import (
     IdentityError,
     check_layout,
@@ -31,7 +32,8 @@ from plangate.journal.identity import (
 )
 from plangate.journal.order import extend_order, own
 from plangate.journal.records import Record
-from plangate.journal.scan import Prefix, Scan, ScanRefusal, parse_line, scan
+from plangate.journal.reload import clean_bash_results, reload_records, reloader
+from plangate.journal.scan import Prefix, Scan, ScanRefusal, scan
 from plangate.journal.verdict import ERROR, MISSING, READY, Verdict
 
 __all__ = ["ERROR", "MISSING", "READY", "Verdict", "read_journal"]
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
     from plangate.journal import index as journal_index
+    from plangate.journal.window import Tracker
 
 INDEX_MIN_BYTES_ENV = "PLANGATE_JOURNAL_INDEX_MIN_BYTES"
 INDEX_MIN_BYTES = 512 * 1024
@@ -62,6 +65,7 @@ def read_journal(
     retained_max: int = codes.RETAINED_MAX_BYTES,
     index_dir: str | None = None,
     tool_use_id: str | None = None,
+    tracker: Tracker | None = None,
 ) -> Verdict:
     """Judge the journal at ``path``.
 
@@ -76,6 +80,9 @@ def read_journal(
     earlier run saved there (:mod:`.index`) and saves it again. The conversation is the live
     chain (:mod:`.chain`) followed up from the record of ``tool_use_id`` (the current call),
     else from the newest conversation record; ``Verdict.dropped`` counts what it left out.
+    With ``tracker`` (and ``select``) an indexed read folds the tracker's state over what was
+    appended and, when the tracker names a window, reloads only its records: the verdict's
+    events are theirs, and ``Verdict.window`` says where it begins (:mod:`.window`).
     """
     if owners is not None and not owners:
         return Verdict(path, session_id).refuse(codes.IDENTITY, "no project folder owns it")
@@ -99,6 +106,7 @@ def read_journal(
     verdict.exists = True
     try:
         reading = _Reading(fd, info, owners, full, select, record_max, retained_max, tool_use_id)
+        reading.tracker = tracker
         usable = index_dir if layout and prior is None else None
         if usable is not None and info.st_size >= index_min_bytes():
             return _read_indexed(verdict, reading, usable)
@@ -134,6 +142,7 @@ class _Reading:
         "record_max",
         "retained_max",
         "tool_use_id",
+        "tracker",
     )
 
     def __init__(
@@ -155,6 +164,7 @@ class _Reading:
         self.record_max = record_max
         self.retained_max = retained_max
         self.tool_use_id = tool_use_id
+        self.tracker: Tracker | None = None
 
 
 def _read_open(
@@ -173,6 +183,7 @@ def _read_open(
             prior=prior,
             builder=builder,
             record_max=reading.record_max,
+            fast=fast_parser(size),
         )
     except ScanRefusal as refusal:
         verdict.record_bytes = refusal.record_bytes
@@ -204,10 +215,15 @@ def _read_open(
         return verdict
     bases = _number(ordered)
     light = [event for record in ordered for event in record.events]
-    _finish(verdict, reading, ordered, bases)
     anchor = ownership.anchor
-    if index_dir is not None and found.complete and size > 0 and anchor is not None:
-        _start_index(index_dir, verdict, reading, found, records, ordered, light, anchor)
+    keep = index_dir is not None and found.complete and size > 0 and anchor is not None
+    tracked = None
+    if keep and reading.tracker is not None:
+        tracker = reading.tracker
+        tracked = tracker.fold(tracker.start(), 0, ordered, reloader(reading.fd, bases))
+    _finish(verdict, reading, ordered, bases)
+    if keep and index_dir is not None and anchor is not None:
+        _start_index(index_dir, verdict, reading, found, records, ordered, light, anchor, tracked)
     return verdict
 
 
@@ -220,6 +236,7 @@ def _start_index(
     ordered: list[Record],
     light: list[Event],
     anchor: Record,
+    tracked: object,
 ) -> None:
     """Save an index of this full read, when a later read can go on from it."""
     from plangate.journal import index as journal_index  # only journals worth an index
@@ -234,6 +251,8 @@ def _start_index(
     fresh.owner = verdict.owner
     fresh.genesis = verdict.genesis
     fresh.root_shape = verdict.root_shape
+    if reading.tracker is not None and tracked is not None:
+        fresh.tracker_key, fresh.tracked = reading.tracker.key, tracked
     _save(index_dir, verdict, reading, fresh, found, ordered, light)
 
 
@@ -258,12 +277,14 @@ def _read_indexed(verdict: Verdict, reading: _Reading, index_dir: str) -> Verdic
             start=saved.boundary,
             start_line=saved.lines,
             start_digest=saved.crc,
+            fast=fast_parser(info.st_size - saved.boundary),
         )
     except ScanRefusal:
         return _read_open(verdict, reading, True, None, index_dir)  # the full read says why
     check_unchanged(fd, verdict.path, info, follow_symlinks=False)
-    placed = set(saved.ids)
-    appended = extend_order(placed, placed.union(saved.unordered), saved.unresolved, found.records)
+    placed = journal_index.Placed(saved)
+    known = journal_index.Placed(saved, saved.unordered)
+    appended = extend_order(placed, known, saved.unresolved, found.records)
     if appended is None:
         return _read_open(verdict, reading, True, None, index_dir)
     tip = extend_tip(saved.tip(), appended, reading.tool_use_id)
@@ -278,7 +299,7 @@ def _read_indexed(verdict: Verdict, reading: _Reading, index_dir: str) -> Verdic
     verdict.root_shape = saved.root_shape
     verdict.genesis = saved.genesis
     verdict.owner = saved.owner
-    verdict.owned = len(saved.ids) + len(appended)
+    verdict.owned = saved.count + len(appended)
     stray = dict(saved.stray)
     stray.update(found.stray)
     _note_unplaced(found.records, appended, found.foreign_uuids, stray)
@@ -289,13 +310,28 @@ def _read_indexed(verdict: Verdict, reading: _Reading, index_dir: str) -> Verdic
     _note_version(appended, verdict)
     bases = _number(appended, saved.slots_total)
     light = [event for record in appended for event in record.events]
-    if reading.select is None and not reading.full:
+    windowed = False
+    if reading.tracker is not None and reading.select is not None and not reading.full:
+        from plangate.journal.windowed import read_window  # only trackers' indexed reads
+
+        windowed = read_window(
+            verdict, reading.fd, reading.tracker, reading.retained_max, saved, appended, bases
+        )
+    if not windowed and not journal_index.read_blobs(index_dir, verdict.session_id, saved):
+        return _read_open(verdict, reading, True, None, index_dir)  # the events file is gone
+    if windowed:
+        pass
+    elif reading.select is None and not reading.full:
         # Nothing to reload: the saved events are unpacked only if someone asks for them.
         verdict.defer_events(saved.event_count + len(light), saved.blobs_reader(), light)
         verdict.status = READY
     else:
         ordered = saved.owned_records() + appended
         bases.update(saved.bases())
+        tracker = reading.tracker
+        if tracker is not None and saved.tracked is None:
+            saved.tracker_key = tracker.key
+            saved.tracked = tracker.fold(tracker.start(), 0, ordered, reloader(fd, bases))
         _finish(verdict, reading, ordered, bases)
     if found.complete and found.size > saved.boundary:
         _save(index_dir, verdict, reading, saved, found, appended, light)
@@ -316,7 +352,7 @@ def _save(
     from plangate.journal import index as journal_index
 
     assert verdict.prefix is not None and verdict.session_id is not None
-    saved.add(
+    if not saved.add(
         reading.fd,
         found.size,
         int(verdict.prefix.digest, 16),
@@ -324,7 +360,8 @@ def _save(
         found.records,
         appended,
         light,
-    )
+    ):
+        return
     saved.records = verdict.records
     saved.version = verdict.claude_code_version
     saved.stray = verdict.stray_tool_uses
@@ -341,10 +378,10 @@ def _finish(
         chosen = reading.select(ordered)
     else:
         chosen = ()
-    if _reload(reading.fd, chosen, bases, verdict, reading.retained_max) is not None:
+    if reload_records(reading.fd, chosen, bases, verdict, reading.retained_max) is not None:
         return
     events = [event for record in ordered for event in record.events]
-    _clean_bash_results(events)
+    clean_bash_results(events)
     verdict.events = events
     verdict.status = READY
 
@@ -405,48 +442,6 @@ def _number(ordered: list[Record], base: int = 0) -> dict[int, int]:
                 event.order += base
         base += record.slots
     return bases
-
-
-def _reload(
-    fd: int,
-    chosen: Iterable[Record],
-    bases: dict[int, int],
-    verdict: Verdict,
-    retained_max: int,
-) -> Verdict | None:
-    builder = EventBuilder(full=True)
-    retained = 0
-    for record in chosen:
-        retained += record.length
-        if retained > retained_max:
-            verdict.retained_bytes = retained
-            return verdict.refuse(
-                codes.OVERSIZED_INVOCATION,
-                "the records this decision needs in full are over the retained-data budget",
-            )
-        data = os.pread(fd, record.length, record.offset)
-        if len(data) != record.length:
-            return verdict.refuse(codes.REWRITTEN, "a record changed length after it was indexed")
-        try:
-            raw = parse_line(data, record.index)
-        except ScanRefusal:
-            return verdict.refuse(codes.REWRITTEN, "a record no longer parses as it did")
-        fresh = Record(record.index, record.offset, record.length, raw)
-        events, slots = builder.build(raw, fresh, bases.get(record.index, 0))
-        if fresh.uuid != record.uuid or slots != record.slots or len(events) != len(record.events):
-            return verdict.refuse(codes.REWRITTEN, "a record changed after it was indexed")
-        record.events = events
-    verdict.retained_bytes = retained
-    return None
-
-
-def _clean_bash_results(events: list[Event]) -> None:
-    bash_ids = {e.tool_use_id for e in events if isinstance(e, ToolUse) and e.name == "Bash"}
-    if not bash_ids:
-        return
-    for event in events:
-        if isinstance(event, ToolResult) and event.tool_use_id in bash_ids:
-            clean_bash_result(event)
 
 
 _EXPLANATIONS = {

@@ -44,10 +44,22 @@ def valid_timestamp(value: object) -> bool:
 
 
 def valid_version(value: object) -> bool:
+    # Called for every record, and a session has a handful of versions: remembered.
+    if type(value) is str:
+        known = _VERSIONS.get(value)
+        if known is not None:
+            return known
     if not isinstance(value, str) or not 5 <= len(value) <= 40:
         return False
     head = value.split(".", 2)
-    return len(head) == 3 and head[0].isdigit() and head[1].isdigit() and head[2][:1].isdigit()
+    valid = len(head) == 3 and head[0].isdigit() and head[1].isdigit() and head[2][:1].isdigit()
+    if type(value) is str and len(_VERSIONS) < _VERSIONS_MAX:
+        _VERSIONS[value] = valid
+    return valid
+
+
+_VERSIONS: dict[str, bool] = {}
+_VERSIONS_MAX = 64
 
 
 def _shape_part(value: object) -> str:

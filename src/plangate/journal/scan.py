@@ -16,6 +16,10 @@ from plangate.journal import codes
 from plangate.journal.building import EventBuilder
 from plangate.journal.records import Record
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 CHUNK_BYTES = 1024 * 1024
 _BLANK = b" \t\r"
 
@@ -57,6 +61,7 @@ class Scan:
         "skipped",
         "stray",
         "foreign_uuids",
+        "fast",
     )
 
     def __init__(self) -> None:
@@ -70,6 +75,7 @@ class Scan:
         self.skipped = 0
         self.stray: dict[str, str] = {}
         self.foreign_uuids: set[str] = set()
+        self.fast: Callable[[bytes], object] | None = None
 
 
 def scan(
@@ -83,12 +89,14 @@ def scan(
     start: int = 0,
     start_line: int = 0,
     start_digest: int = 0,
+    fast: Callable[[bytes], object] | None = None,
 ) -> Scan:
     """Index every record of ``[start, size)`` whose session is ``session_id`` (any when
     None). A scan that goes on from a saved index starts at a line boundary, with the line
     count and the digest of the bytes before it."""
     result = Scan()
     result.size = size
+    result.fast = fast
     digest = start_digest
     position = start
     carry = b""
@@ -188,7 +196,7 @@ def _line(
         )
     if not line.strip(_BLANK):
         return
-    raw = parse_line(line, index)
+    raw = parse_line(line, index, result.fast)
     record_session = raw.get("sessionId")
     if session_id is not None and record_session != session_id:
         result.skipped += 1
@@ -224,8 +232,19 @@ def _note_stray(raw: dict[str, object], result: Scan, where: str) -> None:
                 result.stray[tool_use_id] = where
 
 
-def parse_line(line: bytes, index: int) -> dict[str, object]:
-    """One complete journal line as a JSON object, or ``malformed``."""
+def parse_line(
+    line: bytes, index: int, fast: Callable[[bytes], object] | None = None
+) -> dict[str, object]:
+    """One complete journal line as a JSON object, or ``malformed``. ``fast`` is a compiled
+    parser (:func:`fast_parser`) tried first; whatever it does not turn into an object the
+    standard library judges, so the verdict is the same with it or without it."""
+    if fast is not None:
+        try:
+            value = fast(line)
+        except Exception:  # its own error type: the standard library says what is wrong
+            value = None
+        if type(value) is dict:
+            return value
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError:

@@ -9,6 +9,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from plangate.journal.scan import Prefix
+    from plangate.journal.window import Window
 
 READY = "ready"
 MISSING = "missing"
@@ -46,6 +47,7 @@ class Verdict:
         "owner",
         "stray_tool_uses",
         "dropped",
+        "window",
     )
 
     def __init__(self, path: str, session_id: str | None) -> None:
@@ -74,6 +76,8 @@ class Verdict:
         self.stray_tool_uses: dict[str, str] = {}
         # Main-session records the live chain leaves out, by reason (plangate.journal.chain).
         self.dropped: dict[str, int] = {}
+        # Set when the events are a tracker's window only (plangate.journal.window).
+        self.window: Window | None = None
 
     @property
     def ready(self) -> bool:

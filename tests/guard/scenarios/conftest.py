@@ -11,13 +11,24 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from plangate.guard.evaluate import FOLD_CHECK_ENV
+from plangate.journal.reader import INDEX_MIN_BYTES_ENV as INDEX_MIN_ENV
 from testkit.session import Call, HookOutcome, Message, SimulatedSession, install
+
+
+@pytest.fixture
+def fold_trace(tmp_path: Path) -> Path:
+    """Where the sessions' hooks note each windowed guard decision. Every one is also made
+    in full; a difference is a crash (the ``installation`` denial), which fails the scenario
+    (plangate.guard.fold)."""
+    return tmp_path / "fold-check.log"
+
 
 #: The ``make_session`` fixture: ``make_session(name="s", *, private_home=False, **options)``.
 MakeSession = Callable[..., SimulatedSession]
@@ -304,9 +315,13 @@ def shared_home(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 @pytest.fixture
-def make_session(tmp_path: Path, shared_home: str) -> Iterator[Callable[..., SimulatedSession]]:
+def make_session(
+    tmp_path: Path, shared_home: str, fold_trace: Path
+) -> Iterator[Callable[..., SimulatedSession]]:
     """Sessions in ``tmp_path/<name>`` (project and state root). They share the installed
-    HOME unless ``private_home=True`` (then ``plangate setup`` runs in a HOME of their own)."""
+    HOME unless ``private_home=True`` (then ``plangate setup`` runs in a HOME of their own).
+    Their hooks use the journal index for every journal and check each windowed decision
+    against the full one (:func:`fold_trace`)."""
     made: list[SimulatedSession] = []
 
     def make(name: str = "s", *, private_home: bool = False, **options: Any) -> SimulatedSession:
@@ -319,6 +334,7 @@ def make_session(tmp_path: Path, shared_home: str) -> Iterator[Callable[..., Sim
             session = SimulatedSession(
                 project, shared_home, state_root=os.path.join(root, "state"), **options
             )
+        _check_folds(session, fold_trace)
         made.append(session)
         return session
 
@@ -326,6 +342,19 @@ def make_session(tmp_path: Path, shared_home: str) -> Iterator[Callable[..., Sim
     for session in made:
         for text in denial_texts(session.journal_path):
             assert "retry" not in text.lower(), text
+
+
+def _check_folds(session: SimulatedSession, trace: Path) -> None:
+    original = session.environ
+
+    def environ(overrides: Mapping[str, str | None] | None = None) -> dict[str, str]:
+        env = original(overrides)
+        for key, value in ((INDEX_MIN_ENV, "0"), (FOLD_CHECK_ENV, str(trace))):
+            if key not in (overrides or {}):
+                env[key] = value
+        return env
+
+    session.environ = environ  # type: ignore[method-assign]
 
 
 @pytest.fixture

@@ -1,0 +1,66 @@
+"""The optional compiled JSON parser for large journals (the ``fast`` extra: msgspec).
+
+Parsing is most of a cold read of a long session: the standard library takes about 3 ms per
+megabyte, msgspec about half that. msgspec was chosen by measurement (``benchmarks/``) among
+the validating parsers that return the same Python values: it checks UTF-8 everywhere, as
+the ``malformed`` rule needs, and keeps integers of any size exactly (orjson turns those past
+64 bits into floats; pysimdjson's lazy values are no dicts). It is imported only when a read
+has at least :data:`FAST_MIN_BYTES` to parse, where it repays its import; without it, or
+with ``$PLANGATE_JOURNAL_FAST_MIN_BYTES`` above the journal's size, the standard library
+reads alone. Lines it rejects go to the standard library, which gives the verdict
+(:func:`plangate.journal.scan.parse_line`), so verdicts never depend on it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+FAST_MIN_BYTES_ENV = "PLANGATE_JOURNAL_FAST_MIN_BYTES"
+FAST_MIN_BYTES = 16 * 1024 * 1024
+"""Below this the import (about 15-30 ms: msgspec brings `typing` and more) costs more than
+the parse saves (about 1.5 ms per megabyte)."""
+MODULE = "msgspec"
+"""The one module the hook path imports from outside the standard library, and lazily."""
+
+_UNSET: object = object()
+_loaded: object = _UNSET
+
+
+def fast_min_bytes() -> int:
+    configured = os.environ.get(FAST_MIN_BYTES_ENV, "")
+    return int(configured) if configured.isdigit() else FAST_MIN_BYTES
+
+
+def fast_parser(to_parse: int) -> Callable[[bytes], object] | None:
+    """The compiled parser when ``to_parse`` bytes make it worth importing, else None."""
+    global _loaded
+    if to_parse < fast_min_bytes():
+        return None
+    if _loaded is _UNSET:
+        _loaded = _load()
+    return _loaded  # type: ignore[return-value]
+
+
+def _load() -> Callable[[bytes], object] | None:
+    try:
+        import msgspec
+    except ImportError:
+        # Hooks run with -S, so the interpreter's own site-packages (a venv's) is not on the
+        # path when plangate itself comes from elsewhere (an editable checkout): look there.
+        version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+        prefix = os.path.dirname(os.path.dirname(sys.executable))
+        folder = os.path.join(prefix, "lib", version, "site-packages")
+        if folder in sys.path or not os.path.isdir(os.path.join(folder, MODULE)):
+            return None
+        sys.path.append(folder)  # after the standard library and plangate
+        try:
+            import msgspec
+        except ImportError:
+            return None
+    decode: Callable[[bytes], object] = msgspec.json.Decoder().decode
+    return decode

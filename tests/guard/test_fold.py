@@ -1,0 +1,86 @@
+"""The guard's history fold on real journals: windowed decisions equal full ones as they grow.
+
+Each main-session journal of the public corpus is copied into the hook layout a slice at a
+time; after every slice the guard decides a phase-entry Read (``evaluate``, as the hook
+does) with ``PLANGATE_GUARD_FOLD_CHECK`` set, so every windowed decision is also made in full
+and a difference raises. The guard scenarios (``tests/guard/scenarios``) run the same check
+on every /autoplan flow.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from plangate.guard import calls
+from plangate.guard import evaluate as evaluate_module
+from plangate.guard.evaluate import FOLD_CHECK_ENV, evaluate
+from plangate.guard.observe import observe
+from testkit.envelope import journal_path
+
+CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "public-transcripts"
+
+if not CORPUS.is_dir():
+    pytest.skip(
+        f"the public transcript corpus is not checked out at {CORPUS}",
+        allow_module_level=True,
+    )
+
+from tests.journal.test_corpus import MAIN_2X, rel, root_record  # noqa: E402
+
+SLICES = 12
+
+
+def cut_points(lines: list[bytes]) -> list[int]:
+    """Line counts to grow the journal to: after tool results (no call left waiting) spread
+    over the file, and the whole file."""
+    after_results = [
+        number + 1 for number, line in enumerate(lines) if b'"toolUseResult"' in line
+    ] or list(range(1, len(lines) + 1))
+    step = max(1, len(after_results) // SLICES)
+    return sorted({*after_results[step // 2 :: step], len(lines)})
+
+
+@pytest.mark.parametrize("path", MAIN_2X, ids=rel)
+def test_windowed_decisions_equal_full_ones_as_a_real_journal_grows(
+    path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = root_record(path)
+    cwd, session = str(root["cwd"]), str(root["sessionId"])
+    config = tmp_path / "config"
+    target = journal_path(config, cwd, session)
+    trace = tmp_path / "fold-check.log"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", cwd)
+    monkeypatch.setenv(FOLD_CHECK_ENV, str(trace))
+    # A slice that ends with a call waiting for its result would make the guard wait for
+    # the journal to catch up; here nothing will, so it looks once.
+    monkeypatch.setattr(evaluate_module, "observe", functools.partial(observe, deadline=0.0))
+    driver = str(config / "skills" / "autoplan" / "sections" / "ceo-phase.md")
+    call = calls.classify("Read", {"file_path": driver}, cwd)
+    assert call is not None
+    lines = path.read_bytes().splitlines(keepends=True)
+    written = 0
+    codes: list[str | None] = []
+    for number, end in enumerate(cut_points(lines)):
+        with target.open("ab") as handle:
+            handle.write(b"".join(lines[written:end]))
+        written = end
+        payload = {
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Read",
+            "tool_input": {"file_path": driver},
+            "tool_use_id": f"toolu_fold_probe_{number}",
+            "session_id": session,
+            "transcript_path": str(target),
+            "cwd": cwd,
+        }
+        codes.append(evaluate(json.loads(json.dumps(payload)), call).code)  # raises on a difference
+    checked = trace.read_text(encoding="utf-8").splitlines() if trace.exists() else []
+    assert codes and all(code is not None for code in codes)  # no /autoplan: never an allow
+    if os.path.getsize(target) and len(codes) > 2:
+        assert checked, f"no decision on {rel(path)} was windowed: {codes}"
