@@ -9,18 +9,27 @@ module, the lazy ones inside functions included, and the names a package loads o
 (declared in its ``if TYPE_CHECKING:`` block, as :mod:`plangate.plan` does). Imports under
 ``TYPE_CHECKING`` alone reach nothing. Every ``plangate/*.py`` in the wheel must be reached: a
 module nothing reaches is test-only or dead, and belongs in ``testkit/`` or nowhere.
+
+Then the wheel is installed the ways the README tells users to, each into a fresh HOME:
+``uv tool install`` and ``pipx install`` (uv and pipx come with the test extras), followed by
+``plangate setup``, ``plangate doctor`` against the real Claude Code CLI and ``plangate
+demo``; ``uvx`` (uv's cache) is refused by setup.
 """
 
 from __future__ import annotations
 
 import ast
 import configparser
+import json
+import os
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 import pytest
+
+from plangate.claude_cli import ClaudeNotFoundError, find_claude
 
 REPO = Path(__file__).resolve().parents[1]
 ROOT_PACKAGES = ("plangate.commands.", "plangate.hooks.")
@@ -172,3 +181,132 @@ def test_every_module_in_the_wheel_is_reached_from_an_entry_point(wheel: Path) -
     assert {"plangate.__main__", "plangate.hooks.pre_tool_use"} <= roots
     unreached = sorted(set(graph.trees) - graph.reached(roots))
     assert not unreached, f"modules in the wheel that no entry point imports: {unreached}"
+
+
+# -- installed as a user installs it --------------------------------------------------------
+
+_PASSED_ON = ("SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "PIP_", "UV_", "HTTP")
+
+
+def _tool(name: str) -> str:
+    path = Path(sys.executable).parent / name
+    if not path.is_file():
+        pytest.fail(
+            f"{name} is missing: `pip install -e '.[test]'` (which `make setup` runs) installs it",
+            pytrace=False,
+        )
+    return str(path)
+
+
+def _claude() -> Path:
+    try:
+        return find_claude()
+    except ClaudeNotFoundError as error:
+        pytest.fail(f"the Claude Code CLI is missing: {error}", pytrace=False)
+
+
+def _user_env(home: Path, **extra: str) -> dict[str, str]:
+    """A fresh user's environment: HOME, a PATH with uv and the system, the installers'
+    own settings (certificates, indexes) and nothing of plangate's or Claude Code's."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key.upper().startswith(_PASSED_ON) and key != "UV_CACHE_DIR"
+    }
+    if "SSL_CERT_FILE" not in env and Path("/etc/ssl/certs/ca-certificates.crt").is_file():
+        env["SSL_CERT_FILE"] = "/etc/ssl/certs/ca-certificates.crt"  # uv: the system's CAs
+    env.update(
+        HOME=str(home),
+        PATH=os.pathsep.join(
+            [str(home / ".local" / "bin"), str(Path(_tool("uv")).parent), "/usr/bin", "/bin"]
+        ),
+        LANG="C.UTF-8",
+    )
+    env.update(extra)
+    return env
+
+
+def _run(
+    args: list[str], env: dict[str, str], cwd: Path, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        args, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def _installed(installer: str, wheel: Path, home: Path) -> tuple[Path, dict[str, str]]:
+    home.mkdir()
+    env = _user_env(home)
+    if installer == "uv":
+        done = _run([_tool("uv"), "tool", "install", str(wheel)], env, home)
+    else:
+        env["PIPX_HOME"] = str(home / ".local" / "share" / "pipx")
+        env["PIPX_BIN_DIR"] = str(home / ".local" / "bin")
+        done = _run([_tool("pipx"), "install", "--python", sys.executable, str(wheel)], env, home)
+    assert done.returncode == 0, done.stdout + done.stderr
+    plangate = home / ".local" / "bin" / "plangate"
+    assert plangate.exists(), done.stdout + done.stderr
+    return plangate, env
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("installer", ["uv", "pipx"])
+def test_installed_as_a_tool_sets_up_and_is_healthy(
+    wheel: Path, tmp_path: Path, installer: str
+) -> None:
+    home = tmp_path / "home"
+    plangate, env = _installed(installer, wheel, home)
+    version = _run([str(plangate), "--version"], env, home)
+    assert version.returncode == 0 and version.stdout.startswith("plangate "), version.stderr
+    setup = _run([str(plangate), "setup"], env, home)
+    assert setup.returncode == 0, setup.stdout + setup.stderr
+    settings = json.loads((home / ".claude" / "settings.json").read_text(encoding="utf-8"))
+    (guard,) = settings["hooks"]["PreToolUse"]
+    command = guard["hooks"][0]["command"]
+    tools = (
+        ".local/share/uv/tools/plangate/"
+        if installer == "uv"
+        else ".local/share/pipx/venvs/plangate/"
+    )
+    assert command.startswith(f'"{home}/{tools}bin/python" -S -c '), command
+    assert str(Path(__file__).resolve().parents[1]) not in command  # not this checkout
+    skill = (home / ".claude" / "skills" / "autoplan" / "SKILL.md").read_text(encoding="utf-8")
+    assert f"{home}/.local/" in skill and "{{PLANGATE}}" not in skill
+
+    claude = _claude()
+    healthy = _run([str(plangate), "doctor"], {**env, "PLANGATE_CLAUDE_BIN": str(claude)}, home)
+    assert healthy.returncode == 0, healthy.stdout + healthy.stderr
+    assert "ok      hooks" in healthy.stdout and "(verified)" in healthy.stdout
+
+    removed = _run([str(plangate), "setup", "--uninstall"], env, home)
+    assert removed.returncode == 0, removed.stdout + removed.stderr
+    assert not (home / ".claude" / "skills").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_the_demo_from_a_uv_tool_finds_the_cli_or_names_npm(wheel: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    plangate, env = _installed("uv", wheel, home)
+    missing = _run([str(plangate), "demo"], env, home)
+    assert missing.returncode == 1, missing.stdout + missing.stderr
+    assert "npm install -g @anthropic-ai/claude-code@2.1.332" in missing.stderr
+    assert "make setup" not in missing.stderr
+    demo = _run([str(plangate), "demo"], {**env, "PLANGATE_CLAUDE_BIN": str(_claude())}, home)
+    assert demo.returncode == 0, demo.stdout + demo.stderr
+    assert "enter Design (too early)   deny publication_missing" in demo.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_setup_from_uvx_is_refused(wheel: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    env = _user_env(home)
+    done = _run([_tool("uvx"), "--from", str(wheel), "plangate", "setup"], env, home)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "plangate runs from uv's cache" in done.stderr
+    assert "uv tool install plangate" in done.stderr
+    assert not (home / ".claude" / "settings.json").exists()
+    assert not (home / ".claude" / "skills").exists()

@@ -36,6 +36,7 @@ COMMANDS = (
     "journal",
     "demo",
     "setup",
+    "doctor",
     "config",
     "explain",
     "log",
@@ -67,6 +68,8 @@ RAISE_ENV = "PLANGATE_RAISE"
 GROUPS = """\
 install:
   setup              install the skills and register plangate's hooks in Claude Code
+                     (--plugin: as a Claude Code plugin)
+  doctor             check the installation: hooks, skills, Claude Code, gate switches
   config             read and change plangate's settings (get, set, list)
 
 the phase publication guard (/autoplan):

@@ -881,3 +881,230 @@ def test_parallel_setups_then_uninstall_give_the_file_back(env: Env) -> None:
     run(env, uninstall=True)
     assert env.settings.read_text() == OTHER_TOOLS
     assert sorted(p.name for p in env.claude.iterdir()) == ["settings.json"]
+
+
+# -- temporary environments ------------------------------------------------------------------
+
+
+def test_refuses_hooks_into_uvs_cache(env: Env) -> None:
+    python = env.home / ".cache" / "uv" / "archive-v0" / "Xy12" / "bin" / "python"
+    with pytest.raises(ConfigError) as refused:
+        setup(
+            project=False,
+            uninstall=False,
+            ceo_review_gate=None,
+            autoplan_gate=None,
+            out=io.StringIO(),
+            skills_source=str(env.bundle),
+            python=str(python),
+            environ={},
+        )
+    assert f"plangate runs from uv's cache: its Python is {python}" in refused.value.message
+    assert "uv tool install plangate" in refused.value.remedy
+    assert not env.settings.exists() and not env.skills.exists()
+
+
+def test_temporary_places(tmp_path: Path) -> None:
+    from plangate.install_place import temporary_reason
+
+    scratch = str(tmp_path / "scratch")
+    config_dir = str(tmp_path / "home" / ".claude")
+    environ = {"HOME": str(tmp_path / "home"), "UV_CACHE_DIR": str(tmp_path / "uvc")}
+
+    def reason(path: str, where: str = config_dir) -> str | None:
+        return temporary_reason(path, where, environ, temporary=[scratch])
+
+    assert reason(f"{scratch}/target/bin/python") == "a temporary folder"
+    assert reason(f"{scratch}/target/bin/python", f"{scratch}/home/.claude") is None  # both go
+    assert reason(str(tmp_path / "uvc" / "anything" / "python")) == "uv's cache"
+    assert reason("/opt/cache/uv/builds-v0/.tmpA/bin/python") == "uv's cache"
+    assert reason("/root/.local/share/pipx/.cache/abc/bin/python") == (
+        "pipx's cache of `pipx run` environments"
+    )
+    assert reason(str(tmp_path / "home" / ".local" / "share" / "uv" / "tools" / "p")) is None
+    assert reason("/usr/bin/python3") is None
+
+
+# -- the plugin --------------------------------------------------------------------------------
+
+
+def plugin_run(env: Env, *, uninstall: bool = False, ceo: bool | None = None) -> list[str]:
+    out = io.StringIO()
+    assert (
+        setup(
+            project=False,
+            uninstall=uninstall,
+            ceo_review_gate=ceo,
+            autoplan_gate=None,
+            out=out,
+            err=io.StringIO(),
+            skills_source=str(env.bundle),
+            python=PY,
+            environ={},
+            plugin=True,
+        )
+        == 0
+    )
+    return out.getvalue().splitlines()
+
+
+@pytest.fixture
+def no_claude(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("PLANGATE_CLAUDE_BIN", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+
+
+@pytest.fixture
+def real_claude(monkeypatch: pytest.MonkeyPatch, env: Env) -> Path:
+    from plangate.claude_cli import ClaudeNotFoundError, find_claude
+
+    try:
+        binary = find_claude()
+    except ClaudeNotFoundError as error:
+        pytest.fail(f"the Claude Code CLI is missing: {error}", pytrace=False)
+    monkeypatch.setenv("PLANGATE_CLAUDE_BIN", str(binary))
+    monkeypatch.setenv("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+    monkeypatch.setenv("DISABLE_AUTOUPDATER", "1")
+    return binary
+
+
+def test_plugin_without_the_cli_builds_the_folder_and_prints_the_commands(
+    env: Env, no_claude: None
+) -> None:
+    lines = plugin_run(env, ceo=True)
+    folder = env.state / "claude-plugin"
+    assert lines[:2] == [
+        "saved ceo_review_gate on in ~/state/config.json",
+        "autoplan_gate off (default)",
+    ]
+    assert lines[2] == (
+        "built plugin folder ~/state/claude-plugin (autoplan, plan-ceo-review; "
+        "hooks: PreToolUse, Stop, SubagentStop)"
+    )
+    assert lines[4:] == [
+        f"  claude plugin marketplace add {folder} --json",
+        "  claude plugin install plangate@plangate --json",
+    ]
+    plugin = folder / "plangate"
+    manifest = load(plugin / ".claude-plugin" / "plugin.json")
+    assert manifest["name"] == "plangate" and manifest["version"] == plangate_version()
+    market = load(folder / ".claude-plugin" / "marketplace.json")
+    assert market["plugins"][0]["source"] == "./plangate"
+    hooks = load(plugin / "hooks" / "hooks.json")["hooks"]
+    assert hooks["PreToolUse"][0]["matcher"] == "Read|Agent"
+    assert (
+        hooks["Stop"][0]["hooks"][0]["command"] == '"${CLAUDE_PLUGIN_ROOT}/bin/plangate-hook" stop'
+    )
+    launcher = plugin / "bin" / "plangate-hook"
+    assert launcher.stat().st_mode & 0o777 == 0o755
+    assert f"  stop) exec {STOP} ;;" in launcher.read_text()
+    assert (plugin / "skills" / "autoplan" / "sections" / "ceo-phase.md").read_text() == (
+        "# CEO phase\n"
+    )
+    assert not env.skills.exists() and not env.settings.exists()  # nothing outside the plugin
+    assert plugin_run(env)[2] == "unchanged plugin folder ~/state/claude-plugin"
+    # Not installed yet (the commands were not run): the settings set-up is still allowed.
+    run(env)
+    with pytest.raises(ConfigError) as refused:
+        plugin_run(env)
+    assert "plangate is already set up through settings (~/.claude/settings.json)" in str(
+        refused.value
+    )
+    assert "run `plangate setup --uninstall` first" in refused.value.remedy
+
+
+def test_launcher_runs_the_hook(env: Env, no_claude: None, tmp_path: Path) -> None:
+    """The launcher the plugin's hooks run starts the real hook module (here: an empty
+    payload is refused with one JSON line, as the guard answers bad input)."""
+    out = io.StringIO()
+    setup(
+        project=False,
+        uninstall=False,
+        ceo_review_gate=None,
+        autoplan_gate=None,
+        out=out,
+        skills_source=str(env.bundle),
+        python=sys.executable,
+        environ={},
+        plugin=True,
+    )
+    plugin = env.state / "claude-plugin" / "plangate"
+    command = load(plugin / "hooks" / "hooks.json")["hooks"]["PreToolUse"][0]["hooks"][0]
+    done = subprocess.run(
+        ["/bin/sh", "-c", command["command"]],
+        input="{}",
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": "/usr/bin:/bin", "CLAUDE_PLUGIN_ROOT": str(plugin)},
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("\n") == 1 and done.stdout.startswith("{")
+    bad = subprocess.run(
+        [str(plugin / "bin" / "plangate-hook"), "nosuch"], capture_output=True, text=True
+    )
+    assert bad.returncode == 1 and "run plangate setup --plugin again" in bad.stderr
+
+
+def test_plugin_takes_no_project(env: Env) -> None:
+    with pytest.raises(UsageError):
+        setup(
+            project=True,
+            uninstall=False,
+            ceo_review_gate=None,
+            autoplan_gate=None,
+            out=io.StringIO(),
+            python=PY,
+            environ={},
+            plugin=True,
+        )
+
+
+@pytest.mark.e2e
+def test_plugin_through_the_real_cli_and_never_with_settings_hooks(
+    env: Env, real_claude: Path
+) -> None:
+    lines = plugin_run(env)
+    folder = env.state / "claude-plugin"
+    assert f"ran `claude plugin marketplace add {folder} --json`: " in "\n".join(lines)
+    assert "ran `claude plugin install plangate@plangate --json`: Successfully installed" in (
+        "\n".join(lines)
+    )
+    listed = json.loads(
+        subprocess.run(
+            [str(real_claude), "plugin", "list", "--json"], capture_output=True, text=True
+        ).stdout
+    )
+    assert [p["readFromFolder"] for p in listed if p["id"] == "plangate@plangate"] == [
+        str(folder / "plangate")
+    ]
+    again = plugin_run(env)
+    assert "is already installed" in "\n".join(again)
+    with pytest.raises(ConfigError) as refused:
+        run(env)
+    assert "plangate is installed as a Claude Code plugin (plangate@plangate)" in str(refused.value)
+    assert "plangate setup --plugin --uninstall" in refused.value.remedy
+    assert not env.skills.exists()
+
+    removed = plugin_run(env, uninstall=True)
+    assert removed[-1] == "removed plugin folder ~/state/claude-plugin"
+    assert not folder.exists()
+    listed = json.loads(
+        subprocess.run(
+            [str(real_claude), "plugin", "list", "--json"], capture_output=True, text=True
+        ).stdout
+    )
+    assert not [p for p in listed if p["id"] == "plangate@plangate"]
+    assert plugin_run(env, uninstall=True)[:2] == [
+        "nothing to undo for `claude plugin uninstall plangate@plangate --json`",
+        "nothing to undo for `claude plugin marketplace remove plangate --json`",
+    ]
+    run(env)  # settings hooks are allowed again
+    assert our_commands(load(env.settings))["PreToolUse"] == [GUARD]
+
+
+def plangate_version() -> str:
+    import plangate
+
+    return plangate.__version__

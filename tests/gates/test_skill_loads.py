@@ -125,3 +125,33 @@ def test_read_main_refusal_is_gate_transcript(tmp_path: Path) -> None:
     with pytest.raises(GateError) as raised:
         read_main(str(path), "s")
     assert raised.value.code == "GATE_TRANSCRIPT"
+
+
+def test_plugin_names_and_folder_count_and_other_plugins_do_not(env: Env, tmp_path: Path) -> None:
+    plugin_skill = env.state / "claude-plugin" / "plangate" / "skills" / "autoplan" / "SKILL.md"
+    plugin_skill.parent.mkdir(parents=True)
+    plugin_skill.write_text("x")
+    other_skill = tmp_path / "other-plugin" / "skills" / "autoplan" / "SKILL.md"
+    other_skill.parent.mkdir(parents=True)
+    other_skill.write_text("x")
+    journal = env.journal()
+    journal.slash_command("other:autoplan", "a.md")
+    journal.text("Not ours.")
+    journal.slash_command("plangate:autoplan", "p.md")
+    for name in ("other:autoplan", "autoplan", "plangate:autoplan"):
+        call = journal.tool_use("Skill", {"skill": name, "args": name})
+        journal.tool_result(use_id(call), "Launching skill")
+    for path in (other_skill, plugin_skill):
+        read = journal.tool_use("Read", {"file_path": str(path)})
+        journal.read_result(use_id(read), str(path), ["x"])
+    events = _events(journal, tmp_path)
+    files = skill_loads.skill_files("autoplan", str(env.project))
+    assert str(plugin_skill) in files
+    found = skill_loads.loads(events, "autoplan", files, str(env.project))
+    assert [(load.via, load.arguments) for load in found] == [
+        ("command", "p.md"),
+        ("skill", "autoplan"),
+        ("skill", "plangate:autoplan"),
+        ("read", ""),
+    ]
+    assert found[-1].event.input == {"file_path": str(plugin_skill)}  # type: ignore[attr-defined]

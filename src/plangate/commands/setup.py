@@ -8,6 +8,12 @@ What setup owns, and nothing else:
 * The gate switches given as flags, saved to ``<state root>/config.json``.
 * plangate's handlers in ``<claude config>/settings.json`` (``--project``:
   ``<cwd>/.claude/settings.json``), edited by :mod:`plangate.settings_file`.
+* With ``--plugin``, instead of the skills and the settings hooks: the plugin folder in the
+  state root and its installation through ``claude plugin`` (:mod:`plangate.plugin`).
+
+Settings hooks and the plugin are never both registered (a stop would be judged twice), and
+hooks never point into a temporary environment (:mod:`plangate.install_place`): setup refuses
+both, naming the remedy.
 
 Every check that can refuse (the settings file parses, no foreign skill in the way, the
 config file is readable) runs before the first change. Each action prints one line.
@@ -25,22 +31,30 @@ import sys
 from collections.abc import Mapping
 from typing import TextIO
 
-import plangate
-from plangate import config, jsonio, settings_file
+from plangate import config, settings_file, skill_bundle
 from plangate.config import display_path
 from plangate.errors import ConfigError, ExitCodes, UsageError
 from plangate.hooks import registry
-from plangate.locations import claude_config_dir, state_root
+from plangate.install_place import refuse_temporary
+from plangate.locations import claude_config_dir
+from plangate.plugin import install as plugin_install
+from plangate.plugin import setup_plugin
+from plangate.skill_bundle import bundled_skills_dir as bundled_skills_dir
+from plangate.skill_bundle import is_ours
+from plangate.skill_names import PLUGIN_ID
+from plangate.switch_lines import resolve_switches, save_switches
 
-SKILL_MARKER = ".plangate-installed"
+SKILL_MARKER = skill_bundle.SKILL_MARKER
 SKILLS_LOCK = ".plangate-skills-lock"
-_IGNORED = ("__pycache__",)
 EXIT_CODES = ExitCodes(
     {
         0: "installed, or removed with `--uninstall` (also when nothing needed changing)",
         1: "refused: a file or folder it cannot use or write, such as a settings.json that "
-        "is not JSON or a skills folder that is not plangate's (the message says what to do)",
-        2: "bad usage: a bad flag, a gate switch other than on or off, switches with `--uninstall`",
+        "is not JSON or a skills folder that is not plangate's; settings hooks and the plugin "
+        "both wanted; a plangate running from a temporary environment; a `claude plugin` "
+        "command that failed (the message says what to do)",
+        2: "bad usage: a bad flag, a gate switch other than on or off, switches with "
+        "`--uninstall`, `--plugin` with `--project`",
     },
     usage=2,
     failure=1,
@@ -64,10 +78,6 @@ def flag_value(option: str, text: str | None) -> bool | None:
     )
 
 
-def bundled_skills_dir() -> str:
-    return os.path.join(os.path.dirname(os.path.abspath(plangate.__file__)), "skills")
-
-
 def setup(
     *,
     project: bool,
@@ -80,6 +90,7 @@ def setup(
     skills_source: str | None = None,
     python: str | None = None,
     environ: Mapping[str, str] | None = None,
+    plugin: bool = False,
 ) -> int:
     """Install (or with ``uninstall`` remove) plangate's skills and hooks. Returns 0.
 
@@ -96,12 +107,20 @@ def setup(
     else:
         settings_path = os.path.join(claude_dir, "settings.json")
     skills_dir = os.path.join(claude_dir, "skills")
+    if plugin and project:
+        raise UsageError(
+            "--plugin takes no --project: the plugin is installed for the user",
+            "run `plangate setup --plugin` without --project",
+        )
     if uninstall:
         if ceo_review_gate is not None or autoplan_gate is not None:
             raise UsageError(
                 "--uninstall takes no gate switches",
                 "run `plangate setup --uninstall` alone; the saved switches are kept",
             )
+        if plugin:
+            plugin_install.uninstall(claude_dir, os.environ, out)  # the CLI's own environment
+            return 0
         _uninstall(
             settings_path=settings_path,
             skills_dir=skills_dir,
@@ -110,18 +129,38 @@ def setup(
             out=out,
         )
         return 0
+    python = python if python is not None else sys.executable
+    skills_source = skills_source if skills_source is not None else bundled_skills_dir()
+    flags = {registry.CEO_REVIEW_GATE: ceo_review_gate, registry.AUTOPLAN_GATE: autoplan_gate}
+    refuse_temporary(python, registry.package_root(), claude_dir)
+    if plugin:
+        setup_plugin.install_plugin(
+            claude_dir=claude_dir,
+            cwd=cwd or os.getcwd(),
+            flags=flags,
+            out=out,
+            err=err,
+            skills_source=skills_source,
+            python=python,
+            environ=environ,
+        )
+        return 0
+    if plugin_install.registered(claude_dir):
+        raise ConfigError(
+            f"plangate is installed as a Claude Code plugin ({PLUGIN_ID}); "
+            "registering its hooks in settings too would judge every stop twice",
+            "keep the plugin (`plangate setup --plugin` updates it), or run "
+            "`plangate setup --plugin --uninstall` first",
+        )
     _install(
         settings_path=settings_path,
         skills_dir=skills_dir,
         claude_dir=claude_dir,
-        flags={
-            registry.CEO_REVIEW_GATE: ceo_review_gate,
-            registry.AUTOPLAN_GATE: autoplan_gate,
-        },
+        flags=flags,
         out=out,
         err=err,
-        skills_source=skills_source if skills_source is not None else bundled_skills_dir(),
-        python=python if python is not None else sys.executable,
+        skills_source=skills_source,
+        python=python,
         environ=environ,
     )
     return 0
@@ -149,16 +188,10 @@ def _install(
         )
     with settings_file.locked(settings_path):
         current = settings_file.read(settings_path)  # refuses an unusable file first
-        skills = _bundled(skills_source)
+        skills = skill_bundle.bundled(skills_source)
         for name, _ in skills:
             _check_ours_or_absent(os.path.join(skills_dir, name))
-        stored = config.load()
-        for warning in stored.warnings():
-            print(warning, file=err)
-        switches: dict[str, bool] = {}
-        sources: dict[str, str] = {}
-        for name, flag in flags.items():
-            switches[name], sources[name] = config.gate_switch(name, environ, explicit=flag)
+        stored, switches, sources = resolve_switches(flags, environ, err)
         block = registry.hook_settings(
             switches[registry.CEO_REVIEW_GATE], switches[registry.AUTOPLAN_GATE], python
         )
@@ -166,25 +199,7 @@ def _install(
         new_data = settings_file.merge_hooks(current.data, block, path=settings_path)
         settings_file.render(new_data)  # and so does a number JSON cannot hold
 
-        for name, flag in flags.items():
-            if flag is None:
-                print(
-                    f"{name} {_on_off(switches[name])} ({_source_text(name, sources[name])})",
-                    file=out,
-                )
-                continue
-            changed = config.set(name, flag)
-            verb = "saved" if changed else "unchanged"
-            print(f"{verb} {name} {_on_off(flag)} in {display_path(stored.path)}", file=out)
-            env_name = config.setting(name).env
-            env_value = environ.get(env_name, "").strip().lower()
-            if env_value in (config.ON, config.OFF) and (env_value == config.ON) != flag:
-                print(
-                    f"note: {env_name}={env_value} in this environment overrides the saved "
-                    f"{name} wherever it is set",
-                    file=err,
-                )
-
+        save_switches(flags, switches, sources, stored.path, environ, out, err)
         if skills or os.path.isdir(skills_dir):
             os.makedirs(claude_dir, exist_ok=True)
             with config.FileLock(
@@ -214,18 +229,6 @@ def _install(
         _report_backup(result, settings_path, out)
 
 
-def _on_off(value: bool) -> str:
-    return "on" if value else "off"
-
-
-def _source_text(name: str, source: str) -> str:
-    if source == config.SOURCE_ENV:
-        return f"from {config.setting(name).env} in the environment, not saved"
-    if source == config.SOURCE_CONFIG:
-        return f"from {display_path(config.config_path())}"
-    return "default"
-
-
 def _label(event: str, switches: Mapping[str, bool] | None) -> str:
     spec = registry.BY_EVENT.get(event)
     if spec is None:
@@ -250,29 +253,8 @@ def _report_backup(result: settings_file.WriteResult, settings_path: str, out: T
 # -- skills ----------------------------------------------------------------------------------
 
 
-def _bundled(source: str) -> list[tuple[str, str]]:
-    """The skill folders shipped with plangate, by name; none when the folder is missing."""
-    try:
-        names = sorted(os.listdir(source))
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-    return [
-        (name, os.path.join(source, name))
-        for name in names
-        if not name.startswith((".", "_")) and os.path.isdir(os.path.join(source, name))
-    ]
-
-
-def _is_ours(folder: str) -> bool:
-    return (
-        not os.path.islink(folder)
-        and os.path.isdir(folder)
-        and os.path.isfile(os.path.join(folder, SKILL_MARKER))
-    )
-
-
 def _check_ours_or_absent(folder: str) -> None:
-    if os.path.lexists(folder) and not _is_ours(folder):
+    if os.path.lexists(folder) and not is_ours(folder):
         raise ConfigError(
             f"{display_path(folder)} exists and was not installed by plangate; "
             "plangate never touches another skill",
@@ -280,70 +262,23 @@ def _check_ours_or_absent(folder: str) -> None:
         )
 
 
-def _marker_content() -> bytes:
-    record = {"installed_by": "plangate", "version": plangate.__version__}
-    return (jsonio.dumps(record) + "\n").encode("utf-8")
-
-
-def _tree(folder: str) -> dict[str, bytes]:
-    """Every file under ``folder`` by relative path (``/``-separated), with its bytes."""
-    files: dict[str, bytes] = {}
-    for root, directories, names in os.walk(folder):
-        directories[:] = sorted(d for d in directories if d not in _IGNORED)
-        for name in names:
-            if name.endswith(".pyc"):
-                continue
-            full = os.path.join(root, name)
-            relative = os.path.relpath(full, folder).replace(os.sep, "/")
-            with open(full, "rb") as stream:
-                files[relative] = stream.read()
-    return files
-
-
 def _sync_skills(skills: list[tuple[str, str]], skills_dir: str, python: str, out: TextIO) -> None:
     wanted = {name for name, _ in skills}
     for name, source in skills:
         target = os.path.join(skills_dir, name)
         _check_ours_or_absent(target)  # again, under the lock
-        expected = _rendered(_tree(source), target, python)
-        expected[SKILL_MARKER] = _marker_content()
-        if _is_ours(target) and _tree(target) == expected:
+        expected = skill_bundle.expected(source, target, python)
+        if is_ours(target) and skill_bundle.tree(target) == expected:
             print(f"unchanged skill {name} in {display_path(target)}", file=out)
             continue
-        verb = "updated" if _is_ours(target) else "installed"
-        _replace_folder(expected, target)
+        verb = "updated" if is_ours(target) else "installed"
+        skill_bundle.replace_folder(expected, target)
         print(f"{verb} skill {name} in {display_path(target)}", file=out)
     for name in _installed_by_us(skills_dir):
         if name not in wanted:
             target = os.path.join(skills_dir, name)
             shutil.rmtree(target)
             print(f"removed skill {name} from {display_path(target)} (no longer bundled)", file=out)
-
-
-def plangate_command(python: str) -> str:
-    """This installation's ``plangate`` as a skill writes it in a Bash call: an absolute path,
-    double-quoted only when it needs quoting (the guard binds literal words only)."""
-    path = os.path.join(os.path.dirname(python), "plangate")
-    bare = all(ch.isalnum() or ch in "/._-+@%=:," for ch in path)
-    return path if bare else f'"{path}"'
-
-
-def _rendered(files: dict[str, bytes], target: str, python: str) -> dict[str, bytes]:
-    """The skill's Markdown with the installation's paths filled in."""
-    values = {
-        "{{PLANGATE}}": plangate_command(python),
-        "{{SKILL_DIR}}": target,
-        "{{STATE_ROOT}}": state_root(),
-    }
-    rendered: dict[str, bytes] = {}
-    for relative, data in files.items():
-        if relative.endswith(".md"):
-            text = data.decode("utf-8")
-            for placeholder, value in values.items():
-                text = text.replace(placeholder, value)
-            data = text.encode("utf-8")
-        rendered[relative] = data
-    return rendered
 
 
 def _installed_by_us(skills_dir: str) -> list[str]:
@@ -354,40 +289,8 @@ def _installed_by_us(skills_dir: str) -> list[str]:
     return [
         name
         for name in names
-        if not name.startswith(".") and _is_ours(os.path.join(skills_dir, name))
+        if not name.startswith(".") and is_ours(os.path.join(skills_dir, name))
     ]
-
-
-def _replace_folder(files: dict[str, bytes], target: str) -> None:
-    """Write ``files`` as the folder ``target``, swapping whole folders by rename."""
-    parent = os.path.dirname(target)
-    os.makedirs(parent, exist_ok=True)
-    tag = f"{os.getpid()}-{os.urandom(4).hex()}"
-    name = os.path.basename(target)
-    staging = os.path.join(parent, f".{name}.plangate-tmp-{tag}")
-    retired = os.path.join(parent, f".{name}.plangate-old-{tag}")
-    try:
-        for relative, data in files.items():
-            path = os.path.join(staging, *relative.split("/"))
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "wb") as stream:
-                stream.write(data)
-        if os.path.lexists(target):
-            os.rename(target, retired)
-            try:
-                os.rename(staging, target)
-            except OSError:
-                os.rename(retired, target)
-                raise
-            shutil.rmtree(retired)
-        else:
-            os.rename(staging, target)
-    except OSError as error:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise ConfigError(
-            f"cannot install the skill {display_path(target)}: {error.strerror or error}",
-            f"check that {display_path(parent)} is writable, then run plangate setup again",
-        ) from None
 
 
 # -- uninstall -------------------------------------------------------------------------------
@@ -478,6 +381,11 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--project", action="store_true", help="write .claude/settings.json of this folder"
     )
     parser.add_argument("--uninstall", action="store_true", help="remove what plangate added")
+    parser.add_argument(
+        "--plugin",
+        action="store_true",
+        help="install plangate as a Claude Code plugin (skills and hooks together) instead",
+    )
     for gate, what in (("ceo-review-gate", "/plan-ceo-review"), ("autoplan-gate", "/autoplan")):
         dest = gate.replace("-", "_")
         parser.add_argument(
@@ -501,6 +409,7 @@ def run(args: argparse.Namespace) -> int:
     return setup(
         project=args.project,
         uninstall=args.uninstall,
+        plugin=args.plugin,
         ceo_review_gate=flag_value("--ceo-review-gate", args.ceo_review_gate),
         autoplan_gate=flag_value("--autoplan-gate", args.autoplan_gate),
         out=sys.stdout,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 
+from plangate import skill_names
 from plangate.journal.events import (
     AssistantText,
     Event,
@@ -20,7 +21,6 @@ from plangate.journal.events import (
     ToolResult,
     ToolUse,
 )
-from plangate.locations import claude_config_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -70,10 +70,10 @@ def same_file(first: str, second: str) -> bool:
 
 
 def skill_files(skill: str, project_dir: str) -> list[str]:
-    """Where the skill's ``SKILL.md`` is installed: the user's and the project's skills."""
+    """Where the skill's ``SKILL.md`` is installed: the user's and the project's skills, and
+    plangate's plugin (:func:`plangate.skill_names.skill_dirs`)."""
     return [
-        os.path.join(claude_config_dir(), "skills", skill, "SKILL.md"),
-        os.path.join(project_dir, ".claude", "skills", skill, "SKILL.md"),
+        os.path.join(folder, "SKILL.md") for folder in skill_names.skill_dirs(skill, project_dir)
     ]
 
 
@@ -96,28 +96,21 @@ def succeeded(use: ToolUse, results: Mapping[str, list[ToolResult]]) -> bool:
     return bool(found) and not any(result.is_error for result in found)
 
 
-def _skill_name(value: object) -> str | None:
-    if not isinstance(value, str):
-        return None
-    name = value.strip().lstrip("/")
-    return name.rsplit(":", 1)[-1] if name else None
-
-
 def loads(events: list[Event], skill: str, files: list[str], cwd: str) -> list[Load]:
     """Every load of ``skill`` in ``events``, in order."""
     results = results_by_use(events)
     found: list[Load] = []
     for event in events:
         if isinstance(event, HumanTurn):
-            if event.command == skill:
+            if skill_names.is_skill(event.command, skill):
                 key = f"turn-{event.record}"
                 found.append(Load(skill, key, event, "command", event.arguments or ""))
         elif isinstance(event, ToolUse) and event.input is not None:
             if failed(event, results):
                 continue
             if event.name == SKILL_TOOL:
-                name = _skill_name(event.input.get("skill") or event.input.get("command"))
-                if name == skill:
+                name = event.input.get("skill") or event.input.get("command")
+                if skill_names.is_skill(name, skill):
                     arguments = event.input.get("args")
                     found.append(
                         Load(

@@ -1,0 +1,90 @@
+"""What registers plangate's hooks: the user's and the project's settings files, and the
+plugin (Claude Code's record of it, its ``hooks/hooks.json`` and its launcher). Reads only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from typing import Any
+
+from plangate import settings_file
+from plangate.errors import PlangateError
+from plangate.hooks import registry
+from plangate.locations import claude_config_dir
+from plangate.plugin import build
+from plangate.plugin import install as plugin_install
+from plangate.skill_names import plugin_dir
+
+
+class Registration:
+    """One place that registers plangate's hooks: a settings file, or the plugin."""
+
+    def __init__(self, where: str, events: list[str], commands: list[list[str]]) -> None:
+        self.where = where
+        self.events = events
+        self.commands = commands  # each hook command split as the shell splits it
+
+    @property
+    def is_plugin(self) -> bool:
+        return self.where == "plugin"
+
+
+def _split(command: object) -> list[str]:
+    try:
+        return shlex.split(command) if isinstance(command, str) else []
+    except ValueError:
+        return []
+
+
+def registrations(cwd: str) -> list[Registration]:
+    claude_dir = claude_config_dir()
+    found: list[Registration] = []
+    paths = [
+        os.path.join(claude_dir, "settings.json"),
+        os.path.join(cwd, ".claude", "settings.json"),
+    ]
+    seen: set[str] = set()
+    for path in paths:
+        real = os.path.realpath(path)
+        if real in seen:
+            continue
+        seen.add(real)
+        try:
+            data = settings_file.read(path).data
+        except PlangateError:
+            continue
+        groups = settings_file.plangate_groups(data)
+        commands = [
+            _split(handler.get("command"))
+            for entries in groups.values()
+            for _, group in entries
+            for handler in group["hooks"]
+            if registry.is_plangate_handler(handler)
+        ]
+        if groups:
+            found.append(Registration(path, sorted(groups), commands))
+    if plugin_install.registered(claude_dir):
+        hooks: Any = read_json(os.path.join(plugin_dir(), *build.HOOKS_FILE.split("/")))
+        events = (
+            sorted(hooks["hooks"])
+            if isinstance(hooks, dict) and isinstance(hooks.get("hooks"), dict)
+            else []
+        )
+        launcher = os.path.join(plugin_dir(), *build.LAUNCHER.split("/"))
+        try:
+            with open(launcher, encoding="utf-8") as stream:
+                commands = build.launcher_commands(stream.read())
+        except OSError:
+            commands = []
+        found.append(Registration("plugin", events, commands))
+    return found
+
+
+def read_json(path: str) -> Any:
+    try:
+        with open(path, encoding="utf-8") as stream:
+            return json.load(stream)
+    except (OSError, ValueError):
+        return None
