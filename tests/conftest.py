@@ -45,6 +45,7 @@ CI_NEEDS: dict[str, tuple[str, ...]] = {
     "Chromium": ("chromium", "playwright"),
     "the Claude Code CLI": ("claude code cli", "plangate_claude_bin"),
     "tmux": ("tmux",),
+    "bubblewrap": ("bubblewrap",),
     "git": ("git is not installed",),
     "an unprivileged user": ("unprivileged user",),
 }

@@ -118,3 +118,63 @@ def test_every_reader_agrees(case: Case) -> None:
 
 def test_the_module_stays_off_slow_imports() -> None:
     assert_light("plangate.markdown")
+
+
+# -- code spans (CommonMark 6.1) ---------------------------------------------------------------
+
+SPANS = [
+    ("check `pytest -q` failed", [("check ", False), ("pytest -q", True), (" failed", False)]),
+    ("``a`b``", [("a`b", True)]),  # a shorter run inside is content
+    ("`` `x` ``", [("`x`", True)]),  # one space stripped from each end
+    ("`  `", [("  ", True)]),  # all spaces: kept
+    ("a `b\nc` d", [("a ", False), ("b c", True), (" d", False)]),  # a line ending is a space
+    # An unclosed run is literal: it never pairs with a backtick of another summary.
+    (
+        "rename `foo; check `t` failed",
+        [("rename ", False), ("foo; check ", True)] + [("t` failed", False)],
+    ),
+    ("``` a `` b", [("``` a `` b", False)]),
+    ("no code", [("no code", False)]),
+]
+
+
+@pytest.mark.parametrize(("text", "pieces"), SPANS)
+def test_code_spans(text: str, pieces: list[tuple[str, bool]]) -> None:
+    assert markdown.code_spans(text) == pieces
+
+
+@pytest.mark.parametrize("content", ["pytest -q", "test `cat x` = y", "`a", "b`", "``", " x "])
+def test_code_span_round_trips(content: str) -> None:
+    written = markdown.code_span(content)
+    assert markdown.code_spans(written) == [(content, True)]
+
+
+def test_a_command_with_backticks_renders_as_one_code_span() -> None:
+    # The viewer's `code` filter: the old pattern (`[^`]+`) split this summary in three and
+    # left its closing backtick on the page.
+    from plangate.web.app import templates
+
+    code = templates().filters["code"]
+    summary = f"check {markdown.code_span('test `cat v` = 2')} failed (exit 1)"
+    assert str(code(summary)) == "check <code>test `cat v` = 2</code> failed (exit 1)"
+    assert str(code("sent back: use ``a`b`` <here>")) == (
+        "sent back: use <code>a`b</code> &lt;here&gt;"
+    )
+    assert str(code("rename `foo")) == "rename `foo"
+
+
+def test_a_send_back_keeps_its_closing_backtick() -> None:
+    from plangate.agents.answers import parse_review_answer, parse_step_answer
+
+    assert parse_review_answer("SEND BACK: rename `foo`").reason == "rename `foo`"
+    assert parse_step_answer("ESCALATE: needs `src/x.py`").escalation == "needs `src/x.py`"
+
+
+def test_a_check_label_with_a_backtick_stays_one_code_span() -> None:
+    from plangate.runs.model import CheckRecord
+
+    check = CheckRecord("r1", 0, "lint", "echo `date`", 0, False, 0.1, "", "")
+    assert check.label == "lint (`` echo `date` ``)"
+    assert [piece for piece, is_code in markdown.code_spans(check.label) if is_code] == [
+        "echo `date`"
+    ]

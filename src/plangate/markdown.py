@@ -21,6 +21,14 @@ here, so they never disagree on the same text. The rules (CommonMark 0.31, secti
   ``## Goal ##`` is "Goal"). ``keep_closing=True`` keeps that run: the plan format does, so
   that a title ending in `` #`` survives a round trip.
 
+* A **code span** (section 6.1) opens on a run of backticks and closes on the next run of
+  exactly as many; shorter or longer runs between are content (``` ``a`b`` ``` is the code
+  ``a`b``). Its line endings become spaces, and one space is stripped from each end when
+  both ends have one and it is not all spaces. A run that finds no closing run is literal
+  text, so an unclosed backtick never pairs with one further on. :func:`code_spans` splits a
+  text into prose and code; :func:`code_span` writes one (fenced by a run longer than any
+  inside it).
+
 Not handled: block quotes and list items as containers of fences (``> ```` `` is not a
 fence here), HTML blocks, setext headings (:mod:`plangate.gates.findings` reads those
 itself), indented code as such (its lines are simply not fences or headings when indented
@@ -186,3 +194,60 @@ def headings(lines: Iterable[str], *, keep_closing: bool = False) -> list[tuple[
         if level:
             found.append((index, level, text))
     return found
+
+
+def _backtick_runs(text: str) -> list[tuple[int, int]]:
+    """``(start, length)`` of every run of backticks in ``text``."""
+    runs: list[tuple[int, int]] = []
+    pos = text.find("`")
+    while pos >= 0:
+        length = _run(text, pos, "`")
+        runs.append((pos, length))
+        pos = text.find("`", pos + length)
+    return runs
+
+
+def _span_content(raw: str) -> str:
+    content = raw.replace("\r\n", " ").replace("\r", " ").replace("\n", " ")
+    if len(content) >= 2 and content[0] == " " and content[-1] == " " and content.strip(" "):
+        return content[1:-1]
+    return content
+
+
+def code_spans(text: str) -> list[tuple[str, bool]]:
+    """``text`` as ``(piece, is_code)`` in order: prose as written, code spans' content (a
+    backslash escapes nothing inside or next to one, as CommonMark says of backticks)."""
+    pieces: list[tuple[str, bool]] = []
+    runs = _backtick_runs(text)
+    last = 0
+    index = 0
+    while index < len(runs):
+        start, length = runs[index]
+        closing = next((j for j in range(index + 1, len(runs)) if runs[j][1] == length), None)
+        if closing is None:
+            index += 1
+            continue
+        if start > last:
+            pieces.append((text[last:start], False))
+        end = runs[closing][0]
+        pieces.append((_span_content(text[start + length : end]), True))
+        last = end + length
+        index = closing + 1
+    if last < len(text):
+        pieces.append((text[last:], False))
+    merged: list[tuple[str, bool]] = []
+    for piece, is_code in pieces:
+        if merged and not is_code and not merged[-1][1]:
+            merged[-1] = (merged[-1][0] + piece, False)
+        else:
+            merged.append((piece, is_code))
+    return merged
+
+
+def code_span(content: str) -> str:
+    """``content`` as one code span: fenced by one backtick more than its longest run, with
+    a space inside each end when it starts or ends with a backtick (or a space)."""
+    longest = max((length for _, length in _backtick_runs(content)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if content[:1] in ("`", " ") or content[-1:] in ("`", " ") else ""
+    return f"{fence}{pad}{content}{pad}{fence}"

@@ -400,22 +400,41 @@ def test_the_step_flags(tmp_path: Path) -> None:
     }
 
 
+#: A read-only session's environment with the OS sandbox off, so the fake CLI (a Python
+#: script whose interpreter may live in a folder the sandbox hides) can write its record;
+#: tests/agents/test_confinement.py runs fakes inside the sandbox.
+NO_SANDBOX = {"PLANGATE_BWRAP": "off"}
+
+
 def test_the_read_only_flags_and_a_fresh_session_every_time(tmp_path: Path) -> None:
     binary = fake_claude(tmp_path, _result("```plan\n" + PLAN + "```"))
-    agent = ClaudeCodeAgent(binary=binary, env={"PATH": os.environ["PATH"]})
+    agent = ClaudeCodeAgent(binary=binary, env={"PATH": os.environ["PATH"], **NO_SANDBOX})
     agent.plan(_plan_request(tmp_path))
     first = recorded(tmp_path)["argv"]
     agent.plan(_plan_request(tmp_path))
     second = recorded(tmp_path)["argv"]
     for argv in (first, second):
         assert argv[argv.index("--tools") + 1] == "Read,Grep,Glob"
-        assert argv[argv.index("--allowedTools") + 1] == "Read,Grep,Glob"
+        # nothing pre-approved: dontAsk mode allows reads in the worktree and refuses others
+        assert "--allowedTools" not in argv
+        # no settings, hooks, plugins or MCP servers but plangate's own
+        assert argv[argv.index("--setting-sources") + 1] == ""
+        assert "--strict-mcp-config" in argv
+        assert json.loads(argv[argv.index("--settings") + 1]) == {"disableAllHooks": True}
         denied = argv[argv.index("--disallowedTools") + 1].split(",")
         assert {"Edit", "Write", "Bash", "NotebookEdit", "Agent", "WebFetch"} <= set(denied)
         assert denied == list(DISALLOWED_READ_ONLY)
         assert argv[argv.index("--permission-mode") + 1] == "dontAsk"
         assert not {"--resume", "--continue", "-c", "-r", "--fork-session"} & set(argv)
     assert first[first.index("--session-id") + 1] != second[second.index("--session-id") + 1]
+    # a HOME and Claude config folder of its own, made for the call and removed after it
+    env = recorded(tmp_path)["env"]
+    home = Path(env["HOME"])
+    assert env["CLAUDE_CONFIG_DIR"] == str(home / ".claude")
+    assert home.name.startswith("plangate-readonly-") and not home.exists()
+    assert agent.last_isolation is not None and "no operating-system sandbox" in (
+        agent.last_isolation
+    )
 
 
 def test_a_non_zero_exit_raises_with_the_cli_message(tmp_path: Path) -> None:
@@ -432,7 +451,7 @@ def test_a_non_zero_exit_raises_with_the_cli_message(tmp_path: Path) -> None:
 def test_a_non_zero_exit_without_json_shows_stderr(tmp_path: Path) -> None:
     binary = fake_claude(tmp_path, "", exit_code=2, stderr="error: unknown option --tools")
     with pytest.raises(ClaudeCodeError, match="unknown option --tools"):
-        ClaudeCodeAgent(binary=binary, env={}).plan(_plan_request(tmp_path))
+        ClaudeCodeAgent(binary=binary, env=NO_SANDBOX).plan(_plan_request(tmp_path))
 
 
 def test_unparsable_output_raises(tmp_path: Path) -> None:
@@ -448,7 +467,7 @@ def test_an_error_result_with_exit_zero_raises(tmp_path: Path) -> None:
         _result("Reached the maximum number of turns", is_error=True, subtype="error_max_turns"),
     )
     with pytest.raises(ClaudeCodeError, match="error_max_turns"):
-        ClaudeCodeAgent(binary=binary, env={}).review(
+        ClaudeCodeAgent(binary=binary, env=NO_SANDBOX).review(
             ReviewRequest(
                 run_id="r",
                 workdir=tmp_path,
@@ -479,6 +498,20 @@ def test_a_big_prompt_goes_through_stdin(tmp_path: Path) -> None:
         changed_files=(),
         diff="+x\n" * 200_000,  # far beyond one argument's limit (128 KiB)
     )
-    outcome = ClaudeCodeAgent(binary=binary, env={}).plan(request)
+    outcome = ClaudeCodeAgent(binary=binary, env=NO_SANDBOX).plan(request)
     assert outcome.plan_text == PLAN
     assert len(recorded(tmp_path)["stdin"]) > 600_000
+
+
+def test_the_prompts_say_where_the_session_is_confined(tmp_path: Path) -> None:
+    step = step_prompt(_step_request(workdir=tmp_path))
+    assert "- Change nothing outside this worktree (the main repository, its branches" in step
+    for prompt in (plan_prompt(_plan_request(tmp_path)), review_prompt(_review(tmp_path))):
+        assert "(Read, Grep, Glob) inside this worktree; you cannot change any" in prompt
+        assert "nothing outside it can be read." in prompt
+
+
+def _review(workdir: Path) -> ReviewRequest:
+    return ReviewRequest(
+        run_id="r", workdir=workdir, plan_text=None, task="t", changed_files=(), diff=""
+    )

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from starlette.testclient import TestClient
@@ -15,6 +16,9 @@ from starlette.testclient import TestClient
 from plangate.web.app import create_app
 from plangate.web.reply import EngineReplier
 from tests.web.builders import build_all
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page
 
 BASE_URL = "http://127.0.0.1"
 
@@ -67,3 +71,22 @@ def client(built: Site) -> Iterator[TestClient]:
 def fresh_client(fresh: Site) -> Iterator[TestClient]:
     with client_for(fresh) as test_client:
         yield test_client
+
+
+# -- the browser tests' Chromium (tests.web.browsing skips a module that lacks it) ---------
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    from tests.web.browsing import chromium
+
+    with chromium() as launched:
+        yield launched
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    from tests.web.browsing import tab_at
+
+    with tab_at(browser, 1280, 800) as tab:
+        yield tab

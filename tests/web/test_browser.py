@@ -6,179 +6,27 @@ The screenshots are kept as test artifacts in ``.artifacts/`` at the repository 
 
 from __future__ import annotations
 
-import os
-import select
-import signal
-import struct
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import Browser, Page, expect
 
-CHROMIUM = Path("/usr/bin/chromium")
-if not CHROMIUM.exists():
-    pytest.skip(
-        f"{CHROMIUM} is missing: install Debian's chromium (apt-get install chromium) "
-        "to run the browser tests",
-        allow_module_level=True,
-    )
-
-from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
-
-from plangate.runs.store import Store  # noqa: E402
-from tests.web.builders import LOGIN, README, build_all  # noqa: E402
-
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-ARTIFACTS = Path(__file__).resolve().parents[2] / ".artifacts"
-START_SECONDS = 30.0
+from tests.web.browsing import ARTIFACTS, png_size
+from tests.web.builders import LOGIN, README
+from tests.web.serve import Server, start, stop
 
 pytestmark = pytest.mark.slow
 
 
-@dataclass
-class Server:
-    base: str
-    url: str
-    root: Path
-    process: subprocess.Popen[str]
-
-    def store(self) -> Store:
-        return Store(self.url)
-
-
-def _start(root: Path) -> Server:
-    """``plangate serve --port 0`` over the runs under ``root``; its address once it answers."""
-    url, _repo = build_all(root)
-    env = {
-        **os.environ,
-        "PLANGATE_STATE_ROOT": str(root / "state"),
-        "PLANGATE_DATABASE_URL": url,
-        "PYTHONUNBUFFERED": "1",
-    }
-    log = open(root / "serve.log", "w")  # noqa: SIM115 - the server writes it until it stops
-    process = subprocess.Popen(
-        [sys.executable, "-m", "plangate", "serve", "--port", "0"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=log,
-        text=True,
-        start_new_session=True,
-    )
-    log.close()
-    assert process.stdout is not None
-    deadline = time.monotonic() + START_SECONDS
-    line = ""
-    while time.monotonic() < deadline and process.poll() is None:
-        ready, _, _ = select.select([process.stdout], [], [], 0.2)
-        if ready:
-            line = process.stdout.readline()
-            break
-    if not line.startswith("Run viewer at http://127.0.0.1:"):
-        process.kill()
-        process.wait()
-        raise AssertionError(f"plangate serve did not start: {line!r}\n{_log(root)}")
-    base = line.split(" at ", 1)[1].split("/runs", 1)[0]
-    return Server(base, url, root, process)
-
-
-def _log(root: Path) -> str:
-    path = root / "serve.log"
-    return path.read_text() if path.exists() else ""
-
-
-def _stop(server: Server) -> None:
-    if server.process.poll() is None:
-        server.process.send_signal(signal.SIGINT)
-        try:
-            server.process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.process.kill()
-            server.process.wait()
-    if server.process.stdout is not None:
-        server.process.stdout.close()
-    _stop_workers(server)
-
-
-def _stop_workers(server: Server) -> None:
-    """The background worker a reply started ends by itself when idle; wait for it."""
-    store = server.store()
-    try:
-        pids = [row[2] for row in store.executors() if row[3] == "worker"]
-    finally:
-        store.close()
-    deadline = time.monotonic() + 20
-    for pid in pids:
-        while time.monotonic() < deadline and _alive(pid):
-            time.sleep(0.2)
-        if _alive(pid):
-            os.kill(pid, signal.SIGTERM)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
-    except (OSError, IndexError):
-        return True
-    return state != "Z"
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    running = _start(tmp_path_factory.mktemp("web-browser"))
+    running = start(tmp_path_factory.mktemp("web-browser"))
     try:
         yield running
     finally:
-        _stop(running)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
-        )
-        try:
-            yield chromium
-        finally:
-            chromium.close()
-
-
-@pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
-    tab = context.new_page()
-    errors: list[str] = []
-    tab.on("pageerror", lambda error: errors.append(str(error)))
-    tab.on(
-        "console", lambda message: errors.append(message.text) if message.type == "error" else None
-    )
-    try:
-        yield tab
-        assert errors == []
-    finally:
-        context.close()
-
-
-def png_size(path: Path) -> tuple[int, int]:
-    width, height = struct.unpack(">II", path.read_bytes()[16:24])
-    return width, height
+        stop(running)
 
 
 def test_runs_list(server: Server, page: Page) -> None:
@@ -285,11 +133,11 @@ def test_live_update_without_reload(server: Server, page: Page) -> None:
 
 @pytest.fixture
 def reply_server(tmp_path: Path) -> Iterator[Server]:
-    running = _start(tmp_path)
+    running = start(tmp_path)
     try:
         yield running
     finally:
-        _stop(running)
+        stop(running)
 
 
 def test_reply_flow(reply_server: Server, page: Page) -> None:
@@ -316,6 +164,10 @@ def test_reply_flow(reply_server: Server, page: Page) -> None:
     expect(page.locator(".run-header .badge")).to_have_text("Done", timeout=90_000)
     expect(messages).to_contain_text("Retry-After is now a whole number of seconds")
     expect(messages).to_contain_text("Check Tests")
+    # Turn 2 has attempts of its own, and the header says what turn 1 spent.
+    expect(page.locator(".run-header .meter-text")).to_have_text(
+        "Attempts: 0 of 3 used in turn 2 (a new turn has attempts of its own; turn 1 used 3)"
+    )
     assert page.evaluate("window.__notReloaded") is True
     ARTIFACTS.mkdir(exist_ok=True)
     page.evaluate("window.scrollTo(0, 0)")

@@ -62,7 +62,10 @@ def test_run_page_conversation_cards_link_to_their_version(client: TestClient) -
     words = text_of(page.text)
     assert "Plan changed to version 2: A check failed. View version 2" in words
     assert "Plan changed to version 3: A check failed. View version 3" in words
-    assert f'<a class="card-link" href="/runs/{LOGIN}/versions/2">View version 2</a>' in page.text
+    assert (
+        f'<a class="card-link" href="/runs/{LOGIN}/versions/2" data-version-link '
+        'data-layout="above">View version 2</a>'
+    ) in page.text
     assert "Why this version" in words
     assert "See version 1" in words
     # The conversation: the agent's words as messages, system events as lines and cards.
@@ -74,7 +77,12 @@ def test_run_page_conversation_cards_link_to_their_version(client: TestClient) -
 def test_run_page_plan_panel_and_version_list(client: TestClient) -> None:
     words = text_of(client.get(f"/runs/{LOGIN}").text)
     assert "Plan Version 3 of 3 current" in words
-    assert words.count("kept from v2") == 3 and words.count("new in v3") == 1
+    # Each kept step names the version that carried it out: steps 1 and 2 ran under
+    # version 1 (version 2 kept them, and so does 3), step 3 under version 2.
+    assert words.count("kept from v1") == 2 and words.count("kept from v2") == 1
+    assert words.count("new in v3") == 1
+    assert "Step 1 Count failed logins done kept from v1" in words
+    assert "Step 3 Reset the count after a good password done kept from v2" in words
     assert "Step 4 Say when to try again done new in v3" in words
     assert "src/app/limits.py src/app/login.py" in words  # the files a step names
     assert "Version 3 current check failed" in words
@@ -90,8 +98,12 @@ def test_run_page_waiting_on_you_with_reply_box(client: TestClient) -> None:
     assert f'<form class="reply-form" method="post" action="/runs/{LOGIN}/reply">' in page.text
     assert '<input type="hidden" name="version" value="3">' in page.text
     assert "Send and start turn 2" in words
-    # The agent's last message is the last message above the box: it is not repeated.
-    assert words.count("the plan does not say how to write the value") == 1
+    # The agent's last message is in the waiting box, as `plangate run` and `show` print it
+    # (and in the conversation above it).
+    assert words.count("the plan does not say how to write the value") == 2
+    box = page.text.split('<div class="composer waiting" id="reply"', 1)[1].split("</form>")[0]
+    assert "The agent's last message" in box.replace("&#39;", "'")
+    assert "the plan does not say how to write the value" in box
 
 
 def test_run_json_twin(client: TestClient) -> None:
@@ -139,8 +151,9 @@ def test_version_page_why_this_version_with_the_check_tail(client: TestClient) -
     assert "Plan Version 2 of 3 earlier version" in words
     assert "Why this version check failed A check failed." in words
     assert "FAILED tests/test_login.py::test_success_resets_the_count" in words
-    assert f'href="/runs/{LOGIN}/versions/1">See version 1</a>' in page.text
-    assert "plan-first" in page.text  # on a phone the version opens above the conversation
+    assert f'href="/runs/{LOGIN}/versions/1" data-version-link>See version 1</a>' in page.text
+    # The version opens above the conversation, at every width (the browser tests measure).
+    assert '<div class="run-grid plan-above" id="run-grid">' in page.text
     data = client.get(f"/runs/{LOGIN}/versions/2.json").json()
     assert data["page"] == "version"
     plan = data["plan"]

@@ -39,7 +39,17 @@ _DECOR = r"[>*_`#\-\s]*"
 
 
 def _marker(keyword: str) -> re.Pattern[str]:
-    return re.compile(rf"^{_DECOR}{keyword}{_DECOR}:{_DECOR}(?P<rest>.*?)[*_`\s]*$")
+    return re.compile(rf"^{_DECOR}{keyword}{_DECOR}:{_DECOR}(?P<rest>.*?)(?P<tail>[*_`\s]*)$")
+
+
+def _marker_text(match: re.Match[str]) -> str:
+    """The marker's text without trailing decoration, keeping a backtick that closes a code
+    span the text opened (``rename `foo` `` keeps its last backtick; a line wrapped in
+    backticks as a whole loses the wrapping one)."""
+    rest = match.group("rest")
+    if rest.count("`") % 2 == 1 and "`" in match.group("tail"):
+        rest += "`"
+    return rest
 
 
 _ESCALATE = _marker("ESCALATE")
@@ -62,7 +72,7 @@ def _last_marker(text: str, pattern: re.Pattern[str]) -> str | None:
     for line in _lines_outside_fences(text):
         match = pattern.match(line)
         if match:
-            found = " ".join(match.group("rest").split())
+            found = " ".join(_marker_text(match).split())
     return found
 
 

@@ -16,8 +16,13 @@ bounds (:func:`plangate.processes.run_bounded`) and its JSON result.
 * The **planner** and the **review** get only ``Read, Grep, Glob``: ``--tools`` offers no
   other built-in tool, ``--disallowedTools`` denies every tool that writes, runs code, fetches
   or starts other agents (:data:`DISALLOWED_READ_ONLY`), and ``--permission-mode dontAsk``
-  denies whatever is not pre-approved. The CLI refuses a call such as ``Edit`` with ``No such
-  tool available: Edit. Edit is disabled for this session, in subagents as well as here.``
+  with nothing pre-approved allows reads inside the worktree only. The CLI refuses a call
+  such as ``Edit`` with ``No such tool available: Edit. Edit is disabled for this session,
+  in subagents as well as here.`` They run confined
+  (:func:`plangate.agents.confinement.confined`): a HOME and config folder of their own, no
+  settings, hooks, plugins or MCP servers but plangate's, and the bubblewrap sandbox where
+  it works;
+  :attr:`ClaudeCodeAgent.last_isolation` says how the last one ran.
   The planner answers with the whole plan in a fenced ``plan`` block or a line
   ``NEEDS PERSON: <why>``; the review with a line ``APPROVED`` or ``SEND BACK: <why>``.
 
@@ -30,7 +35,8 @@ its Bash tool's processes in their own process groups too.
 The environment: with ``env=None`` the CLI gets this process's environment (the person's own
 HOME, login and API key), minus the variables that would make it believe it runs inside
 another Claude Code session. With ``env`` given it gets exactly that mapping (minus the same
-variables): nothing of this process's environment is added to it.
+variables): nothing of this process's environment is added to it. A read-only session's HOME,
+CLAUDE_CONFIG_DIR and TMPDIR are then replaced by its own folder's.
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ from plangate.agents.base import (
     StepOutcome,
     StepRequest,
 )
+from plangate.agents.confinement import confined
 from plangate.agents.prompts import plan_prompt, review_prompt, step_prompt
 from plangate.claude_cli import find_claude
 from plangate.errors import ClaudeCodeError
@@ -211,6 +218,8 @@ class ClaudeCodeAgent:
         self.last_args: list[str] | None = None
         #: The parsed result of the last session.
         self.last_result: CliResult | None = None
+        #: How the last planner or review session was confined (``None`` after a step).
+        self.last_isolation: str | None = None
 
     @property
     def binary(self) -> Path:
@@ -260,8 +269,12 @@ class ClaudeCodeAgent:
         disallowed: Sequence[str],
         permission_mode: str,
         session_id: str,
+        approved: Sequence[str] | None = None,
+        extra: Sequence[str] = (),
     ) -> list[str]:
-        """The command line of one session; the prompt goes to its stdin."""
+        """The command line of one session; the prompt goes to its stdin. ``approved`` are
+        the pre-approved tools (default: ``tools``), ``extra`` more flags at the end."""
+        approved = tools if approved is None else approved
         args = [
             str(self.binary),
             "-p",
@@ -271,15 +284,15 @@ class ClaudeCodeAgent:
             session_id,
             "--tools",
             ",".join(tools),
-            "--allowedTools",
-            ",".join(tools),
         ]
+        if approved:
+            args += ["--allowedTools", ",".join(approved)]
         if disallowed:
             args += ["--disallowedTools", ",".join(disallowed)]
         args += ["--permission-mode", permission_mode, "--permission-prompts", "none"]
         if self.model:
             args += ["--model", self.model]
-        return args
+        return [*args, *extra]
 
     def _run(
         self,
@@ -296,17 +309,46 @@ class ClaudeCodeAgent:
                 f"cannot start the {purpose}: the worktree {workdir} does not exist",
                 "check that the run's worktree was created and not removed",
             )
-        args = self.command(
-            tools=tools,
-            disallowed=disallowed,
-            permission_mode=permission_mode,
-            session_id=str(uuid.uuid4()),
-        )
-        self.last_args = args
+        environ = agent_environ(self._env)
+        self.last_isolation = None
+        if purpose == "step":
+            args = self.command(
+                tools=tools,
+                disallowed=disallowed,
+                permission_mode=permission_mode,
+                session_id=str(uuid.uuid4()),
+            )
+            return self._call(purpose, args, prompt, workdir, environ)
+        # The planner and the review: confined (plangate.agents.confinement). No tool is
+        # pre-approved, so dontAsk mode allows reads inside the worktree and refuses others.
+        with confined(Path(workdir), environ, self.binary) as confinement:
+            self.last_isolation = confinement.note
+            args = self.command(
+                tools=tools,
+                disallowed=disallowed,
+                permission_mode=permission_mode,
+                session_id=str(uuid.uuid4()),
+                approved=(),
+                extra=confinement.cli_flags,
+            )
+            return self._call(
+                purpose, args, prompt, workdir, confinement.environ, confinement.prefix
+            )
+
+    def _call(
+        self,
+        purpose: Purpose,
+        args: list[str],
+        prompt: str,
+        workdir: Path,
+        environ: Mapping[str, str],
+        prefix: Sequence[str] = (),
+    ) -> CliResult:
+        self.last_args = [*prefix, *args]
         self.last_result = None
         try:
             done = run_bounded(
-                args, cwd=workdir, env=agent_environ(self._env), input=prompt, timeout=self.timeout
+                self.last_args, cwd=workdir, env=environ, input=prompt, timeout=self.timeout
             )
         except OSError as error:
             raise ClaudeCodeError(

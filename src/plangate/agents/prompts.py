@@ -143,6 +143,8 @@ def step_prompt(request: StepRequest) -> str:
         "Rules:",
         "- Do not commit, branch or push: the run commits each step itself.",
         "- Run the project's tests or checks if that helps you verify your work.",
+        "- Change nothing outside this worktree (the main repository, its branches, your "
+        "home): the run checks, and a change outside fails the step.",
     ]
     if step is not None or request.plan_text:
         rules.insert(
@@ -180,13 +182,15 @@ def plan_prompt(request: PlanRequest) -> str:
         parts.append(
             f"You are the planner of a coding run. The plan below did not hold. Write version "
             f"{request.version} of it: a whole new plan. You may read the project's files "
-            "(Read, Grep, Glob); you cannot change any."
+            "(Read, Grep, Glob) inside this worktree; you cannot change any, and nothing "
+            "outside it can be read."
         )
         parts.append("The version that did not hold:\n\n" + _block(request.previous_plan, "plan"))
     else:
         parts.append(
             "You are the planner of a coding run. Write a plan for the task below. You may "
-            "read the project's files (Read, Grep, Glob); you cannot change any."
+            "read the project's files (Read, Grep, Glob) inside this worktree; you cannot "
+            "change any, and nothing outside it can be read."
         )
     if request.task:
         parts.append("The task:\n\n" + _block(request.task, "text"))
@@ -231,7 +235,8 @@ def review_prompt(request: ReviewRequest) -> str:
     """The review's prompt: the plan or task, the changed files and the diff."""
     parts = [
         "You are reviewing a change a coding agent made in this git worktree. You may read "
-        "the project's files (Read, Grep, Glob); you cannot change any."
+        "the project's files (Read, Grep, Glob) inside this worktree; you cannot change any, "
+        "and nothing outside it can be read."
     ]
     if request.plan_text:
         parts.append("The plan it carried out:\n\n" + _block(request.plan_text, "markdown"))

@@ -30,11 +30,14 @@ EXIT_CODES = ExitCodes(
 def show_data(engine: Engine, run: RunRecord) -> dict[str, Any]:
     """Everything ``plangate show --json`` prints."""
     from plangate.runs.engine import run_summary
+    from plangate.runs.summary import attempts_by_turn, attempts_line
 
     store = engine.store
     data = run_summary(run)
+    failures = store.failures(run.id)
     data.update(
         {
+            "attempts_line": attempts_line(run, attempts_by_turn(failures)),
             "repo": run.repo,
             "branch": run.branch,
             "worktree": run.worktree,
@@ -93,7 +96,7 @@ def show_data(engine: Engine, run: RunRecord) -> dict[str, Any]:
             ],
             "failures": [
                 {"turn": turn, "attempt": attempt, "kind": f.kind, "summary": f.summary}
-                for turn, attempt, f in store.failures(run.id)
+                for turn, attempt, f in failures
             ],
             "conversation": [
                 {"seq": e.seq, "turn": e.turn, "kind": e.kind, "text": e.text}
@@ -101,6 +104,10 @@ def show_data(engine: Engine, run: RunRecord) -> dict[str, Any]:
             ],
         }
     )
+    from plangate.runs.approval_view import run_approval
+
+    approval = run_approval(store, run.id)  # the plan's review and approval (review-to-run)
+    data["approval"] = None if approval is None else approval.as_json()
     return data
 
 
@@ -122,18 +129,19 @@ def show_command(
         if run.waiting is not None:
             state += f": {run.waiting.reason} ({run.waiting.detail})"
         print(f"State: {state}", file=out)
-        print(
-            f"Attempts: {run.attempts_used} of {run.attempts_allowed} used in turn {run.turn}",
-            file=out,
-        )
+        if run.waiting is not None and run.waiting.last_message:
+            print(f"The agent's last message: {run.waiting.last_message}", file=out)
+        print(f"Attempts: {data['attempts_line']}", file=out)
         print(f"Branch: {run.branch} in {run.repo}", file=out)
         print(f"Worktree: {run.worktree}", file=out)
         if run.has_plan:
+            _print_approval(data, out)
             print(f"Plan: version {run.version}", file=out)
             print("Versions:", file=out)
             for v in data["versions"]:
                 label = f"version {v['number']}" if v["accepted"] else "refused"
                 print(f"  {label}: {v['why']}", file=out)
+                _print_version_note(data, v["number"], out)
                 if v["refusal"]:
                     print(f"    {v['refusal']}", file=out)
         else:
@@ -148,6 +156,35 @@ def show_command(
         return 0
     finally:
         engine.store.close()
+
+
+def _print_approval(data: dict[str, Any], out: TextIO) -> None:
+    """The approval lines (docs/review-to-run.md); nothing for a run that predates them."""
+    from plangate.runs.approval import Approval
+    from plangate.runs.approval_view import relate
+
+    if data.get("approval") is not None:
+        view = relate(Approval.from_json(data["approval"]), ())
+        for line in view.lines():
+            print(line, file=out)
+        approved = data["approval"].get("approved_version")
+        if approved is not None:
+            print(f"Approved version: {approved}", file=out)
+
+
+def _print_version_note(data: dict[str, Any], number: int | None, out: TextIO) -> None:
+    """What a version changed relative to the approved plan."""
+    for note in (data.get("approval") or {}).get("versions", ()):
+        if note["number"] == number and number is not None:
+            if note["approved"]:
+                print("    the approved plan", file=out)
+            elif note["relative_to_approved"] is not None:
+                delta = note["relative_to_approved"]
+                kept = ", ".join(str(n) for n in delta["kept"]) or "none"
+                print(
+                    f"    relative to the approved plan: kept steps {kept}; {delta['summary']}",
+                    file=out,
+                )
 
 
 def _show_version(engine: Engine, run: RunRecord, number: int, as_json: bool, out: TextIO) -> int:

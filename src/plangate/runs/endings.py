@@ -12,7 +12,7 @@ from dbos import DBOS
 
 from plangate.agents import load_agent
 from plangate.plan.render import render_plan
-from plangate.runs import attempts, errorlog, planner, sandbox
+from plangate.runs import attempts, errorlog, isolation, planner, sandbox
 from plangate.runs.context import ReplanResult, attempt_key, carried, plan_of, set_state, store_
 from plangate.runs.model import Failure
 
@@ -74,11 +74,15 @@ def replan(
         turn=turn,
         attempt=attempt,
     )
-    outcome = load_agent(agent_spec).plan(request)
+    watch = isolation.Watch.start(run, "planner")  # the repository, its refs, files outside
+    agent = load_agent(agent_spec)
+    outcome = agent.plan(request)
     changes = sandbox.changes_between(before, sandbox.snapshot(worktree))
+    outside = watch.finish()
     if changes:
         sandbox.restore(worktree, before)
-    judgement = planner.judge(outcome, previous, executed, changed, changes)
+    isolation.record_note(run_id, f"{key}/isolation", turn, "planner", agent)
+    judgement = planner.judge(outcome, previous, executed, changed, changes, outside)
     trigger = attempts.trigger_of(found)
     accepted = judgement.kind == "accepted" and judgement.plan is not None
     text = render_plan(judgement.plan) if judgement.plan is not None and accepted else ""

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from plangate import markdown
+
 FailureKind = Literal["check", "gate", "escalation", "review"]
 RunState = Literal["queued", "running", "checking", "replanning", "waiting", "done", "errored"]
 Trigger = Literal["initial", "check", "gate", "escalation"]
@@ -130,7 +132,8 @@ class CheckRecord:
 
     @property
     def label(self) -> str:
-        return f"`{self.command}`" if self.name is None else f"{self.name} (`{self.command}`)"
+        command = markdown.code_span(self.command)
+        return command if self.name is None else f"{self.name} ({command})"
 
 
 @dataclass(frozen=True, slots=True)

@@ -67,22 +67,41 @@ class Judgement:
     refusal: Refusal | None = None
 
 
+def _listed(items: Sequence[str], quoted: bool) -> str:
+    shown = ", ".join(f"`{item}`" if quoted else item for item in items[:5])
+    return shown + (f" and {len(items) - 5} more" if len(items) > 5 else "")
+
+
+def changed_refusal(sandbox_changes: Sequence[str], outside: Sequence[str]) -> Refusal | None:
+    """The refusal of a version whose planner changed something: ``sandbox_changes`` are
+    paths in the worktree, ``outside`` changes elsewhere in words
+    (:func:`plangate.runs.snapshots.describe`). ``None`` when nothing changed."""
+    parts = []
+    if sandbox_changes:
+        parts.append(f"the sandbox ({_listed(sandbox_changes, quoted=True)})")
+    if outside:
+        where = "outside it" if sandbox_changes else "things outside the sandbox"
+        parts.append(f"{where} ({_listed(outside, quoted=False)})")
+    if not parts:
+        return None
+    return Refusal(
+        "changed_sandbox", f"the planner changed {' and '.join(parts)}; planning is read-only"
+    )
+
+
 def judge(
     outcome: PlanOutcome,
     previous: Plan,
     executed: Sequence[int],
     changed_files: Sequence[str],
     sandbox_changes: Sequence[str],
+    outside_changes: Sequence[str] = (),
 ) -> Judgement:
     """Accept or refuse a planner's answer. ``sandbox_changes`` are the paths the planner
-    changed in the sandbox (it may change none)."""
-    if sandbox_changes:
-        shown = ", ".join(f"`{path}`" for path in sandbox_changes[:5])
-        more = f" and {len(sandbox_changes) - 5} more" if len(sandbox_changes) > 5 else ""
-        changed = Refusal(
-            "changed_sandbox",
-            f"the planner changed the sandbox ({shown}{more}); planning is read-only",
-        )
+    changed in the sandbox, ``outside_changes`` what it changed elsewhere, in words (the
+    main repository's files and refs, the watched folders); it may change nothing."""
+    changed = changed_refusal(sandbox_changes, outside_changes)
+    if changed is not None:
         return Judgement("refused", f"new version refused: {changed}", refusal=changed)
     if outcome.plan_text is None:
         if outcome.needs_person:

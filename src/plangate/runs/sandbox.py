@@ -7,6 +7,7 @@ creating the worktree reuses one that exists.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -191,8 +192,8 @@ def diff(worktree: Path, base: str, limit: int = DIFF_LIMIT) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:
-    """What the worktree looks like: HEAD, and every changed, untracked or ignored file with
-    its size and modification time."""
+    """What the worktree looks like: HEAD, and every changed or untracked file with its
+    content hash, every ignored one with its size and modification time."""
 
     head: str
     files: tuple[tuple[str, str], ...]
@@ -201,7 +202,37 @@ class Snapshot:
 SNAPSHOT_FILE_LIMIT = 50_000  # files looked at inside ignored folders (build output, caches)
 
 
+HASH_LIMIT = 16 * 1024 * 1024  # bytes hashed of one file; a bigger one is marked by size/time
+
+
+def file_mark(path: Path) -> str:
+    """A file's mode and content hash (its size and time when it is bigger than
+    :data:`HASH_LIMIT`), ``dir`` for a folder, a link's target, or ``missing``."""
+    try:
+        stat = path.lstat()
+    except OSError:
+        return "missing"
+    if path.is_symlink():
+        return f"link {os.readlink(path)}"
+    if path.is_dir():
+        return "dir"
+    if stat.st_size > HASH_LIMIT:
+        return f"big {stat.st_size} {stat.st_mtime_ns}"
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+    except OSError:
+        return f"unreadable {stat.st_size} {stat.st_mtime_ns}"
+    return f"{stat.st_mode & 0o777:o} {digest.hexdigest()}"
+
+
 def _mark(path: Path, status: str) -> str:
+    """An entry of :func:`snapshot`: ignored files (build output, caches: many, big) by size
+    and time, every other one by :func:`file_mark` (its content)."""
+    if status != "!!":
+        return f"{status} {file_mark(path)}"
     try:
         stat = path.lstat()
     except OSError:

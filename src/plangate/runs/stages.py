@@ -20,7 +20,7 @@ from plangate.agents.base import ReviewRequest, StepRequest
 from plangate.errors import PlangateError
 from plangate.plan.model import Check, Plan, Step
 from plangate.plan.render import render_plan
-from plangate.runs import checks, evidence, sandbox
+from plangate.runs import checks, evidence, isolation, sandbox
 from plangate.runs.context import (
     CONTEXT,
     StepResult,
@@ -139,6 +139,12 @@ def carry_out(
         if step is not None
         else ("Fix" if plan is not None or feedback or reply else "Task")
     )
+    escalated_under = _escalated_under(store, run_id, version, number)
+    shown = title
+    if escalated_under is not None:
+        shown += (
+            f" (re-attempted under version {version}: it escalated under version {escalated_under})"
+        )
 
     def done(
         sha: str, said: str, cited: tuple[tuple[str, tuple[str, ...]], ...] = ()
@@ -147,7 +153,7 @@ def carry_out(
         record = StepRecord(
             key, turn, attempt, version, number, "done", sha, changed, said, evidence=cited
         )
-        _record_step(store, run_id, record, title, label)
+        _record_step(store, run_id, record, shown, label)
         return StepResult("done")
 
     existing = sandbox.find_commit(worktree, key)
@@ -166,17 +172,21 @@ def carry_out(
         turn=turn,
         attempt=attempt,
     )
+    watch = isolation.Watch.start(run, "step")  # a step's edits stay inside its worktree
     outcome = load_agent(agent_spec).do_step(request)
     message = outcome.message.strip()
+    outside = watch.finish()
 
     def escalated(summary: str) -> StepResult:
         sandbox.reset(worktree)
         record = StepRecord(
             key, turn, attempt, version, number, "escalated", None, (), message, summary
         )
-        _record_step(store, run_id, record, title, label)
+        _record_step(store, run_id, record, shown, label)
         return StepResult("escalated", Failure("escalation", summary))
 
+    if outside:
+        return escalated(isolation.wrote_outside(label, outside))
     if outcome.status == "escalate":
         why = " ".join((outcome.escalation or message or "no reason given").split())
         return escalated(
@@ -196,6 +206,18 @@ def carry_out(
     return done(sha, message, tuple(sorted((c, tuple(p)) for c, p in outcome.evidence.items())))
 
 
+def _escalated_under(store: Store, run_id: str, version: int, number: int | None) -> int | None:
+    """The earlier version under which step ``number`` escalated (so it was not carried out,
+    and ``version`` re-attempts it), or ``None``."""
+    earlier = [
+        s.version
+        for s in store.steps(run_id)
+        if s.status == "escalated" and number is not None and s.step == number
+    ]
+    earlier = [v for v in earlier if v < version]
+    return max(earlier) if earlier else None
+
+
 def _record_step(store: Store, run_id: str, record: StepRecord, title: str, label: str) -> None:
     with store.transaction() as conn:
         store.add_step(conn, run_id, record)
@@ -203,7 +225,14 @@ def _record_step(store: Store, run_id: str, record: StepRecord, title: str, labe
             store.add_event(
                 conn, run_id, f"{record.key}/agent", record.turn, "agent", record.message
             )
-        if record.status == "done":
+        if record.status == "done" and not record.changed_files:
+            # No changes is not done: its criteria still need evidence (the gate's job).
+            text = (
+                f"{title}: no changes (commit {(record.commit or '')[:10]}); its criteria "
+                "still need evidence."
+            )
+            store.add_event(conn, run_id, f"{record.key}/done", record.turn, "step", text)
+        elif record.status == "done":
             files = len(record.changed_files)
             text = (
                 f"{title} done (commit {(record.commit or '')[:10]}, "
@@ -269,19 +298,25 @@ def run_gate(
     plan = plan_of(run_id, version)
     if plan is None:
         return ()
+    carried_out = store.steps(run_id)
+    changed_by = {r.step: r.changed_files for r in carried_out if r.status == "done" and r.step}
     steps = [step for number in executed if (step := plan.step(number)) is not None]
     cited: dict[str, list[str]] = {}
-    for record in store.steps(run_id):
-        for criterion, paths in record.evidence:
+    for done in carried_out:
+        for criterion, paths in done.evidence:
             cited.setdefault(criterion, []).extend(paths)
+    # A step that changed no file is evidence of nothing: its criteria need a check or an
+    # artifact, or another step's change (docs/runs-design.md, "Steps kept, re-attempted").
+    unchanged = [step for step in steps if not changed_by.get(step.number)]
     failures = evidence.gate(
         plan,
-        steps,
+        [step for step in steps if step not in unchanged],
         sandbox.changed_files(worktree, base),
         records,
         cited,
         lambda path: (worktree / path).exists(),
     )
+    failures = [_name_unchanged(failure, unchanged) for failure in failures]
     key = f"{attempt_key(turn, attempt)}/gate"
     if failures:
         text = "Evidence gate failed: " + "; ".join(f.summary for f in failures) + "."
@@ -289,6 +324,16 @@ def run_gate(
     else:
         event(run_id, key, turn, "gate_passed", "Evidence gate passed.")
     return tuple(failures)
+
+
+def _name_unchanged(failure: Failure, unchanged: Sequence[Step]) -> Failure:
+    """A gate failure says which step serving its criterion changed no file."""
+    criterion = failure.summary.split(" ", 1)[0]
+    names = [str(step.number) for step in unchanged if criterion in step.serves]
+    if not names:
+        return failure
+    which = f"step {names[0]}" if len(names) == 1 else "steps " + ", ".join(names)
+    return replace(failure, summary=f"{failure.summary} ({which} serving it changed no file)")
 
 
 @DBOS.step(name="plangate.review")
@@ -309,8 +354,13 @@ def review(run_id: str, turn: int, attempt: int, version: int) -> Failure | None
         turn=turn,
         attempt=attempt,
     )
-    outcome = load_agent(agent_spec).review(request)
     key = f"{attempt_key(turn, attempt)}/review"
+    before = sandbox.snapshot(worktree)
+    watch = isolation.Watch.start(run, "review")  # the review is read-only, as the planner
+    agent = load_agent(agent_spec)
+    outcome = agent.review(request)
+    isolation.record_note(run_id, f"{key}/isolation", turn, "review", agent)
+    isolation.refuse_review_changes(worktree, before, watch.finish())
     if outcome.approved:
         event(run_id, key, turn, "review", "The review approved the change.")
         return None

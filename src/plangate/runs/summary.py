@@ -1,13 +1,15 @@
-"""How a run is told: the state line ``plangate show`` prints, the summary ``plangate runs
---json`` and ``plangate show --json`` start from, a conversation line as ``plangate run``
-prints it, and the error a command raises for a turn that ended ``errored``."""
+"""How a run is told: the state line ``plangate show`` prints, the attempts line it and the
+viewer's run header print, the summary ``plangate runs --json`` and ``plangate show --json``
+start from, a conversation line as ``plangate run`` prints it, and the error a command
+raises for a turn that ended ``errored``."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from plangate.errors import RunErroredError
-from plangate.runs.model import ACTIVE_STATES, Event, RunRecord
+from plangate.runs.model import ACTIVE_STATES, Event, Failure, RunRecord
 
 
 def state_line(run: RunRecord, *, interrupted: bool) -> str:
@@ -20,6 +22,29 @@ def state_line(run: RunRecord, *, interrupted: bool) -> str:
     if run.notice and run.state in ACTIVE_STATES:
         return f"{run.state} (warning: {run.notice})"
     return run.state
+
+
+def attempts_by_turn(failures: Iterable[tuple[int, int, Failure]]) -> dict[int, int]:
+    """How many attempts each turn spent, from the store's failing rounds ``(turn, attempt,
+    failure)``: a round's ``attempt`` is the count spent once it failed."""
+    spent: dict[int, int] = {}
+    for turn, attempt, _failure in failures:
+        spent[turn] = max(spent.get(turn, 0), attempt)
+    return spent
+
+
+def attempts_line(run: RunRecord, spent: dict[int, int]) -> str:
+    """``1 of 3 used in turn 2 (a new turn has attempts of its own; turn 1 used 3)``: what
+    ``plangate show`` prints after ``Attempts:``, and the viewer's run header too.
+
+    Each turn has its own attempts (docs/runs-design.md, "Rounds and attempts"): a reply
+    after ``out of attempts`` must be able to carry the run on. What earlier turns spent is
+    said, never hidden."""
+    line = f"{run.attempts_used} of {run.attempts_allowed} used in turn {run.turn}"
+    if run.turn <= 1:
+        return line
+    earlier = ", ".join(f"turn {t} used {spent.get(t, 0)}" for t in range(1, run.turn))
+    return f"{line} (a new turn has attempts of its own; {earlier})"
 
 
 def event_line(run_id: str, event: Event) -> str:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import re
 import secrets
 import threading
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -48,7 +47,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from plangate import __version__
+from plangate import __version__, markdown
 from plangate.errors import PlangateError
 from plangate.runs.model import ENDED_STATES
 from plangate.web import compare, pages, run_page
@@ -97,21 +96,16 @@ def _when(value: str | None) -> str:
     return f"{moment.day} {moment:%b %H:%M:%S}"
 
 
-_CODE_SPAN = re.compile(r"`([^`\n]+)`")
-
-
 def _code_spans(text: str | None) -> Markup:
-    """``text`` escaped, with each Markdown code span (`` `x` ``) drawn as code."""
+    """``text`` escaped, with each Markdown code span (`` `x` ``, ``` ``a`b`` ```) drawn as
+    code, by CommonMark's rules (:func:`plangate.markdown.code_spans`): an unclosed backtick
+    stays a backtick and never pairs with one further on."""
     if not text:
         return Markup("")
-    parts = []
-    last = 0
-    for match in _CODE_SPAN.finditer(text):
-        parts.append(escape(text[last : match.start()]))
-        parts.append(Markup("<code>%s</code>") % match.group(1))
-        last = match.end()
-    parts.append(escape(text[last:]))
-    return Markup("").join(parts)
+    return Markup("").join(
+        Markup("<code>%s</code>") % piece if is_code else escape(piece)
+        for piece, is_code in markdown.code_spans(text)
+    )
 
 
 def _sentence(text: str, capital: bool = True) -> str:

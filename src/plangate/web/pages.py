@@ -25,6 +25,7 @@ from plangate.runs.model import (
     RunRecord,
     VersionRecord,
 )
+from plangate.runs.summary import attempts_by_turn, attempts_line
 from plangate.web.queries import Reader, interrupted
 
 Data = dict[str, Any]
@@ -162,7 +163,10 @@ def load_run(reader: Reader, run_id: str) -> tuple[RunRecord, list[VersionRecord
     records = reader.versions(run_id)
     accepted = sum(1 for v in records if v.accepted and v.number is not None)
     is_interrupted = interrupted(run.state, run.executor, *reader.executor_liveness())
-    return run, records, run_summary(run, versions=accepted, is_interrupted=is_interrupted)
+    summary = run_summary(run, versions=accepted, is_interrupted=is_interrupted)
+    # The same words as `plangate show`: a new turn has its own attempts, and says so.
+    summary["attempts_line"] = attempts_line(run, attempts_by_turn(reader.failures(run_id)))
+    return run, records, summary
 
 
 def tabs(run_id: str, active: str, checks: list[CheckRecord] | None = None) -> list[Data]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 
-from plangate.plan.model import Step
+from plangate.runs.approval_view import approval_json
+from plangate.runs.attempts import REASON_REVIEW
 from plangate.runs.model import Event, RunRecord, StepRecord, VersionRecord
 from plangate.web.pages import (
     TRIGGER_LABELS,
@@ -23,14 +24,8 @@ from plangate.web.pages import (
     why_headline,
 )
 from plangate.web.queries import Reader
+from plangate.web.step_rows import step_rows as rows_of_steps
 
-STEP_LABELS = {
-    "done": "done",
-    "escalated": "escalated",
-    "in_progress": "in progress",
-    "pending": "pending",
-    "not_carried_out": "not carried out",
-}
 # How each kind of conversation line is drawn: (style, tone).
 EVENT_STYLES = {
     "agent": ("agent", "plain"),
@@ -88,76 +83,15 @@ def _version_row(run: RunRecord, record: VersionRecord, records: list[VersionRec
     return row
 
 
-def _step_status(
-    step: Step,
-    number: int,
-    current: bool,
-    run: RunRecord,
-    done: dict[int, StepRecord],
-    escalated: dict[tuple[int, int], StepRecord],
-    first_open: int | None,
-) -> str:
-    record = done.get(step.number)
-    if record is not None and record.version <= number:
-        return "done"
-    if (number, step.number) in escalated:
-        return "escalated"
-    if not current:
-        return "not_carried_out"
-    if run.state == "running" and step.number == first_open:
-        return "in_progress"
-    return "pending"
-
-
 def plan_panel(
     run: RunRecord, records: list[VersionRecord], steps: list[StepRecord], number: int
 ) -> Data:
     accepted = accepted_versions(records)
     record = accepted[number]
+    plans = {n: parse_version(v.plan_text, n)[0] for n, v in accepted.items()}
     plan, problem = parse_version(record.plan_text, number)
-    previous_plan = None
-    if number - 1 in accepted:
-        previous_plan, _ = parse_version(accepted[number - 1].plan_text, number - 1)
-    done = {s.step: s for s in steps if s.status == "done" and s.step is not None}
-    escalated = {
-        (s.version, s.step): s for s in steps if s.status == "escalated" and s.step is not None
-    }
     current = number == run.version
-    step_rows = []
-    if plan is not None:
-        open_steps = [s.number for s in plan.steps if s.number not in done]
-        first_open = open_steps[0] if open_steps else None
-        for step in plan.steps:
-            status = _step_status(step, number, current, run, done, escalated, first_open)
-            if number == 1 or previous_plan is None:
-                origin, origin_label = "first", ""
-            elif previous_plan.step(step.number) == step:
-                origin, origin_label = "kept", f"kept from v{number - 1}"
-            else:
-                origin, origin_label = "added", f"new in v{number}"
-            record_done = done.get(step.number) if status == "done" else None
-            record_escalated = escalated.get((number, step.number))
-            step_rows.append(
-                {
-                    "number": step.number,
-                    "title": step.title,
-                    "files": list(step.files),
-                    "serves": list(step.serves),
-                    "body": step.body,
-                    "status": status,
-                    "status_label": STEP_LABELS[status],
-                    "origin": origin,
-                    "origin_label": origin_label,
-                    "commit": record_done.commit if record_done else None,
-                    "commit_url": (
-                        run_url(run.id, "changes") + f"?commit={record_done.commit}"
-                        if record_done and record_done.commit
-                        else None
-                    ),
-                    "changed_files": list(record_done.changed_files) if record_done else [],
-                    "escalation": record_escalated.escalation if record_escalated else None,
-                }
-            )
+    step_rows = rows_of_steps(run, plans, steps, number, run_url(run.id, "changes"))
     return {
         "number": number,
         "of": len(accepted),
@@ -172,7 +106,8 @@ def plan_panel(
         "attempts_used": record.attempts_used,
         "created_at": record.created_at,
         "steps": step_rows,
-        "kept": sum(1 for s in step_rows if s["origin"] == "kept"),
+        "kept": sum(1 for s in step_rows if s["origin"] in ("kept", "unchanged")),
+        "reattempted": sum(1 for s in step_rows if s["origin"] == "reattempted"),
         "added": sum(1 for s in step_rows if s["origin"] == "added"),
         "checks": [
             {"name": c.name, "command": c.command, "timeout_seconds": c.timeout_seconds}
@@ -200,6 +135,9 @@ def _conversation(run: RunRecord, events: list[Event], records: list[VersionReco
     items = []
     for event in events:
         style, tone = EVENT_STYLES.get(event.kind, ("line", "plain"))
+        if event.kind == "review":
+            # A send-back is a failing round, drawn as one; an approval as a passing one.
+            tone = "bad" if event.text.startswith(REASON_REVIEW) else "ok"
         text = event.text
         if event.kind == "reply":
             text = text.removeprefix("You: ")
@@ -285,6 +223,7 @@ def run_page(reader: Reader, run_id: str, version: int | None = None) -> Data:
             "error": None,
             "draft": "",
         },
+        "approval": approval_json(reader, run_id),  # docs/review-to-run.md
         "stamp": stamp_of(reader, run_id),
         "stamp_url": run_url(run.id, "stamp.json"),
     }

@@ -107,6 +107,47 @@
     schedule(ACTIVE_MS);
   }
 
+  // Picking a version (in the Plan panel's Version list, "See version N", or "View version
+  // N" in the conversation) shows it in place: its Plan panel, with its "Why this version",
+  // is fetched and swapped in, without a page load. data-layout="above" opens it above the
+  // conversation (as the version's own page has it); "beside" puts it back beside it.
+  function showVersion(link) {
+    var href = link.getAttribute("href");
+    var layout = link.getAttribute("data-layout");
+    var panel = document.getElementById("plan");
+    var grid = document.getElementById("run-grid");
+    if (!panel || !grid || !window.fetch) return false;
+    panel.classList.add("switching");
+    fetch(href, { cache: "no-store", headers: { Accept: "text/html" } })
+      .then(function (r) { return r.ok ? r.text() : Promise.reject(r.status); })
+      .then(function (html) {
+        var fresh = new DOMParser().parseFromString(html, "text/html");
+        var next = fresh.getElementById("plan");
+        if (!next) { location.href = href; return; }
+        document.getElementById("plan").replaceWith(next);
+        localTimes(next);
+        tailsToEnd(next);
+        if (layout === "above") grid.classList.add("plan-above");
+        if (layout === "beside") grid.classList.remove("plan-above");
+        body.setAttribute("data-page-url", href);
+        document.title = fresh.title;
+        history.pushState({ version: href }, "", href);
+        if (layout === "above") next.scrollIntoView({ block: "start" });
+      })
+      .catch(function () { location.href = href; });
+    return true;
+  }
+
+  document.addEventListener("click", function (event) {
+    if (event.defaultPrevented || event.button !== 0) return;
+    if (event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+    var link = event.target.closest ? event.target.closest("a[data-version-link]") : null;
+    if (link && showVersion(link)) event.preventDefault();
+  });
+
+  // Back and forward between versions picked in place: show what the address says.
+  window.addEventListener("popstate", function () { location.reload(); });
+
   document.addEventListener("change", function (event) {
     var el = event.target;
     if (el && el.hasAttribute && el.hasAttribute("data-autosubmit") && el.form) el.form.submit();
