@@ -147,9 +147,19 @@ SETTINGS: tuple[Setting, ...] = (
         minimum=1,
         maximum=20,
     ),
+    Setting(
+        "require_approval",
+        SWITCH,
+        False,
+        "plangate run refuses a plan its /autoplan Final Approval Gate did not approve as it is",
+    ),
 )
 BY_NAME: dict[str, Setting] = {setting.name: setting for setting in SETTINGS}
-GATE_SWITCHES = tuple(setting.name for setting in SETTINGS if setting.kind == SWITCH)
+GATE_SWITCHES = tuple(
+    setting.name
+    for setting in SETTINGS
+    if setting.kind == SWITCH and setting.name.endswith("_gate")
+)
 
 
 def setting(name: str) -> Setting:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -84,7 +87,7 @@ def test_set_then_get(state: Path) -> None:
             "attempts",
             "3",
             "unknown setting 'attempts'",
-            "the settings are ceo_review_gate, autoplan_gate, run_attempts; "
+            "the settings are ceo_review_gate, autoplan_gate, run_attempts, require_approval; "
             "see `plangate config list`",
         ),
     ],
@@ -157,10 +160,11 @@ def test_list(state: Path) -> None:
     assert (code, err) == (0, "")
     lines = out.splitlines()
     assert lines[0].split() == ["NAME", "VALUE", "SOURCE", "HELP"]
-    assert lines[1].startswith("ceo_review_gate  on     env PLANGATE_CEO_REVIEW_GATE  hold ")
-    assert lines[2].startswith("autoplan_gate    off    default                       hold ")
-    assert lines[3].startswith("run_attempts     4      config                        attempts ")
-    assert len(lines) == 4
+    assert lines[1].startswith("ceo_review_gate   on     env PLANGATE_CEO_REVIEW_GATE  hold ")
+    assert lines[2].startswith("autoplan_gate     off    default                       hold ")
+    assert lines[3].startswith("run_attempts      4      config                        attempts ")
+    assert lines[4].startswith("require_approval  off    default                       plangate ")
+    assert len(lines) == 5
 
 
 def test_list_with_an_invalid_value(state: Path) -> None:
@@ -168,7 +172,7 @@ def test_list_with_an_invalid_value(state: Path) -> None:
     (state / "config.json").write_text('{"run_attempts": 0}')
     code, out, err = call(config_list)
     assert code == 1
-    assert "run_attempts     ?      invalid" in out
+    assert "run_attempts      ?      invalid" in out
     assert err == (
         "plangate: ~/state/config.json: run_attempts is 0, which is not a whole number from 1 "
         "to 20 (run `plangate config set run_attempts 3` or fix the file)\n"
@@ -183,3 +187,18 @@ def test_corrupt_config_file(state: Path) -> None:
             call(function, *args)
         assert caught.value.message.startswith("~/state/config.json is not valid JSON")
         assert "fix or delete ~/state/config.json" in caught.value.remedy
+
+
+def test_a_setting_named_as_its_flag_is_that_setting(state: Path) -> None:
+    env = {**os.environ, "PLANGATE_STATE_ROOT": str(state)}
+    cli = [sys.executable, "-m", "plangate", "config"]
+    done = subprocess.run(
+        [*cli, "set", "require-approval", "on"], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("set require_approval on in ")
+    got = subprocess.run([*cli, "get", "require-approval"], env=env, capture_output=True, text=True)
+    assert (got.returncode, got.stdout) == (0, "on\n")
+    assert json.loads((state / "config.json").read_text()) == {"require_approval": True}
+    unknown = subprocess.run([*cli, "get", "no-such"], env=env, capture_output=True, text=True)
+    assert unknown.returncode == 2 and "unknown setting 'no-such'" in unknown.stderr

@@ -124,6 +124,11 @@ def _initialised(world: World) -> None:
     assert done.returncode == 0, done.stderr
 
 
+def _unreviewed_plan(world: World) -> None:
+    make_repo(world.root / "repo")
+    (world.root / "plan.md").write_text(plan_text([step(1, ("a.txt",))], [Check("true")]))
+
+
 def _broken_record(world: World) -> None:
     folder = world.state / "skill-gates" / SESSION
     folder.mkdir(parents=True)
@@ -228,6 +233,13 @@ CASES = [
     Case("run", 1, ("run", "--task", "x"), "is not a PostgreSQL or SQLite URL", env=BAD_URL),
     Case("run", 2, ("run", "--repo", "{root}"), "give a plan file or --task"),
     Case("run", 2, ("run", "--task", "x", "--repo", "{root}"), "is not inside a git repository"),
+    Case(
+        "run",
+        4,
+        ("run", "{root}/plan.md", "--require-approval", "--repo", "{root}/repo"),
+        "is not approved (unreviewed: no Final Approval Gate names this plan)",
+        _unreviewed_plan,
+    ),
     Case("runs", 0, ("runs",), "No runs yet"),
     Case("runs", 1, ("runs",), "is not a PostgreSQL or SQLite URL", env=BAD_URL),
     Case("runs", 2, ("runs", "--bogus"), "(see `plangate runs --help`)"),
@@ -241,6 +253,7 @@ CASES = [
     Case("serve", 1, ("serve",), "is not a PostgreSQL or SQLite URL", env=BAD_URL),
     Case("serve", 2, ("serve", "--host", "0.0.0.0"), "listens on this machine only"),
     Case("demo", 2, ("demo", "--bogus"), "(see `plangate demo --help`)"),
+    Case("doctor", 2, ("doctor", "--bogus"), "(see `plangate doctor --help`)"),
 ]
 
 # Outcomes reached by the tests below this table (FLOWS), or by tests elsewhere.
@@ -250,6 +263,8 @@ ELSEWHERE = {
     ("demo", 0): "the real Claude Code CLI: tests/e2e/test_standin.py",
     ("demo", 1): "a Claude Code session that goes wrong: tests/e2e/test_standin.py",
     ("serve", 1): "reached with a bad database above; a missing package cannot be faked here",
+    ("doctor", 0): "a healthy installation with the real CLI: tests/commands/test_doctor.py",
+    ("doctor", 1): "each way it breaks: tests/commands/test_doctor.py",
 }
 
 

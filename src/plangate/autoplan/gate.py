@@ -2,7 +2,10 @@
 
 Written atomically into the artifact folder: the approved plan's path and SHA-256, the scope,
 each applicable review phase with the checkpoint and close packet that closed it, the task
-list's size and ``"status": "awaiting-approval"``. The command cannot see the session, so
+list's size and ``"status": "awaiting-approval"``. It also keeps an immutable copy of the
+approved plan's bytes, ``approved-<first 16 hex of its sha256>.md`` (``approvedCopy``), so a
+later edit of the plan can be compared with what was approved (:mod:`plangate.runs.approval`).
+The command cannot see the session, so
 "published" is the guard's business; what the gate records is that every applicable phase
 was closed (its latest checkpoint has a close packet) before the gate was rendered.
 """
@@ -56,6 +59,20 @@ def _phase_entry(binding: writes.InitBinding, phase: str) -> dict[str, Any]:
     }
 
 
+APPROVED_COPY_PREFIX = "approved-"
+
+
+def keep_approved_copy(artifact_dir: str, data: bytes) -> dict[str, Any]:
+    """Keep ``data`` (the approved plan's bytes) immutable beside the gate; where and what."""
+    digest = layout.sha256_hex(data)
+    path = os.path.join(artifact_dir, f"{APPROVED_COPY_PREFIX}{digest[:16]}.md")
+    try:
+        writes.write_immutable(path, data)
+    except FileExistsError:
+        layout.read_verified(path, digest, len(data))  # the same bytes, kept earlier
+    return {"path": path, "sha256": digest, "bytes": len(data)}
+
+
 def gate_render(restore: str) -> dict[str, Any]:
     """Write ``gate.json`` for this restore point's invocation; return its content."""
     binding = writes.load_binding(restore)
@@ -73,6 +90,7 @@ def gate_render(restore: str) -> dict[str, Any]:
             "sha256": layout.sha256_hex(binding.active_bytes),
             "bytes": len(binding.active_bytes),
         },
+        "approvedCopy": keep_approved_copy(binding.artifact_dir, binding.active_bytes),
         "restorePath": binding.restore_path,
         "originalSha256": binding.record["originalSha256"],
         "scope": binding.scope,

@@ -148,11 +148,17 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     actions.add_parser("list", help="every setting with its value and source")
 
 
+def _spelled(key: str) -> str:
+    """A setting spelled as a flag (``require-approval``) is that setting (``require_approval``)."""
+    underscored = key.replace("-", "_")
+    return underscored if underscored in config.BY_NAME else key
+
+
 def run(args: argparse.Namespace) -> int:
     if args.config_command == "get":
-        return config_get(args.key, sys.stdout)
+        return config_get(_spelled(args.key), sys.stdout)
     if args.config_command == "set":
-        return config_set(args.key, args.value, sys.stdout)
+        return config_set(_spelled(args.key), args.value, sys.stdout)
     if args.config_command == "list":
         return config_list(sys.stdout)
     args.config_help()

@@ -1,12 +1,17 @@
 """``plangate run``: start a plan-governed run and carry it here until it ends or waits.
 
 ``plangate run (PLAN.md | --task TEXT) [--repo DIR] [--attempts N] [--check CMD …]
-[--review/--no-review] [--detach]`` starts a run and, unless detached, carries it in this
-process, printing the conversation, until it is done or waiting on you. Ctrl+C (or SIGTERM)
-stops following: the command returns at once and the turn in flight stays pending, so a
-worker resumes it (the runs engine carries turns on daemon threads; nothing here waits for
-them). ``plangate reply`` (:mod:`plangate.commands.reply`) follows its turn with the same
-functions.
+[--review/--no-review] [--require-approval/--no-require-approval] [--detach]`` starts a run
+and, unless detached, carries it in this process, printing the conversation, until it is
+done or waiting on you. Ctrl+C (or SIGTERM) stops following: the command returns at once
+and the turn in flight stays pending, so a worker resumes it (the runs engine carries turns
+on daemon threads; nothing here waits for them). ``plangate reply``
+(:mod:`plangate.commands.reply`) follows its turn with the same functions.
+
+With ``--require-approval`` (or config ``require_approval``) a plan that its ``/autoplan``
+Final Approval Gate did not approve, byte for byte, is refused before anything is written
+(:data:`EXIT_UNAPPROVED`, one line naming the remedy); without it the run records the plan's
+approval state (:mod:`plangate.runs.approval`) and shows it.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ EXIT_DONE = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_WAITING = 3
+EXIT_UNAPPROVED = 4
 EXIT_CODES = ExitCodes(
     {
         EXIT_DONE: "done: the change is on the run's branch (with `--detach`: queued)",
@@ -40,6 +46,8 @@ EXIT_CODES = ExitCodes(
         EXIT_USAGE: "bad usage: a bad flag, a plan that cannot run, a `--repo` that is not a "
         "git repository",
         EXIT_WAITING: "waiting on you: answer with `plangate reply RUN MESSAGE`",
+        EXIT_UNAPPROVED: "refused by `--require-approval` (or config `require_approval`): the "
+        "plan is not the one its /autoplan Final Approval Gate approved; no run was written",
     },
     usage=EXIT_USAGE,
     failure=EXIT_FAILED,
@@ -133,28 +141,37 @@ def run_command(
     review: bool = False,
     detach: bool = False,
     agent: str | None = None,
+    require_approval: bool | None = None,
     out: TextIO,
+    err: TextIO | None = None,
     spawn_worker: bool = True,
 ) -> int:
-    """``plangate run``. Returns 0 (done or queued), 3 (waiting on you) or 130."""
+    """``plangate run``. Returns 0 (done or queued), 3 (waiting on you), 4 (refused: the
+    plan is not approved) or 130."""
     from plangate.agents import DEFAULT_AGENT
+    from plangate.runs.approval import UnapprovedPlanError
     from plangate.runs.engine import RunOptions
 
     agent = agent or DEFAULT_AGENT
 
     runs = engine()
     try:
-        run = runs.create(
-            RunOptions(
-                plan_path=plan,
-                task=task,
-                repo=repo,
-                attempts=attempts,
-                checks=tuple(checks),
-                review=review,
-                agent=agent,
+        try:
+            run = runs.create(
+                RunOptions(
+                    plan_path=plan,
+                    task=task,
+                    repo=repo,
+                    attempts=attempts,
+                    checks=tuple(checks),
+                    review=review,
+                    agent=agent,
+                    require_approval=require_approval,
+                )
             )
-        )
+        except UnapprovedPlanError as error:
+            print(f"plangate: {error}", file=err if err is not None else sys.stderr)
+            return EXIT_UNAPPROVED
         print(f"Run {run.id}: {run.title or 'untitled'} ({run.worktree})", file=out, flush=True)
         with on_sigterm(raise_interrupt):
             runs.begin(run.id, 1, detach=detach)
@@ -177,6 +194,13 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--check", action="append", default=[], metavar="CMD", help="an extra check command"
     )
     parser.add_argument("--review", action=argparse.BooleanOptionalAction, default=False)
+    parser.add_argument(
+        "--require-approval",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="refuse a plan its /autoplan Final Approval Gate did not approve as it is "
+        "(default: config require_approval, off)",
+    )
     parser.add_argument("--detach", action="store_true", help="queue the run for a worker")
     parser.add_argument("--agent", default=None, help=argparse.SUPPRESS)
 
@@ -191,5 +215,6 @@ def run(args: argparse.Namespace) -> int:
         review=args.review,
         detach=args.detach,
         agent=args.agent,
+        require_approval=args.require_approval,
         out=sys.stdout,
     )

@@ -10,6 +10,10 @@ from typing import TextIO
 from plangate.commands.run import engine
 from plangate.errors import ExitCodes
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from plangate.runs.store import Store
+
 EXIT_CODES = ExitCodes(
     {0: "listed (none included)", 1: "the runs database cannot be used", 2: "bad usage"},
     usage=2,
@@ -29,6 +33,7 @@ def runs_command(*, as_json: bool = False, out: TextIO) -> int:
             for run in records:
                 row = run_summary(run)
                 row["interrupted"] = runs.interrupted(run)
+                row["approval"] = _approval_state(runs.store, run.id)
                 rows.append(row)
             print(json.dumps(rows, indent=2), file=out)
             return 0
@@ -43,9 +48,20 @@ def runs_command(*, as_json: bool = False, out: TextIO) -> int:
             print(f"{run.id:<10} {state:<12} {used:<9} {version:<8} {run.title}", file=out)
             if run.errored is not None:
                 print(f"{'':<10} {run.errored.line()}", file=out)
+            approval = _approval_state(runs.store, run.id)
+            if approval not in (None, "approved"):
+                print(f"{'':<10} plan not approved ({approval})", file=out)
         return 0
     finally:
         runs.store.close()
+
+
+def _approval_state(store: Store, run_id: str) -> str | None:
+    """The run's plan approval state (docs/review-to-run.md); ``None`` for a bare task."""
+    from plangate.runs.approval import Approval
+
+    text = store.approval(run_id)
+    return None if text is None else Approval.loads(text).state
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

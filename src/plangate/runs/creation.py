@@ -4,7 +4,10 @@ a ``queued`` run with version 1 of its plan.
 The checks happen here, before anything is queued, so a bad request is refused at the
 command line and never reaches a worker: a plan file that cannot be read or does not
 validate, no plan and no task (or both), fewer than one attempt, an unknown agent, a folder
-that is not a git repository with a commit.
+that is not a git repository with a commit. The plan's approval
+(:mod:`plangate.runs.approval`) is read here too and kept in the run's row; with
+``require_approval`` (``--require-approval``, or config ``require_approval``) a plan that is
+not the one its Final Approval Gate approved is refused before anything is written.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from plangate.plan.parse import parse_plan
 from plangate.plan.render import render_plan
 from plangate.plan.validate import validate_plan
 from plangate.runs import sandbox
+from plangate.runs.approval import Approval, read_approval, require
 from plangate.runs.attempts import TRIGGER_SENTENCES
 from plangate.runs.model import RunRecord
 from plangate.runs.store import Store, now
@@ -37,6 +41,7 @@ class RunOptions:
     checks: tuple[str, ...] = ()
     review: bool = False
     agent: str = "claude-code"
+    require_approval: bool | None = None  # None: config ``require_approval``
 
 
 def create(store: Store, options: RunOptions) -> RunRecord:
@@ -55,6 +60,7 @@ def create(store: Store, options: RunOptions) -> RunRecord:
     load_agent(options.agent)  # an unknown agent is refused now, not in the worker
     head = sandbox.repo_head(options.repo)
     plan_text = None
+    approval: Approval | None = None
     title = (options.task or "").strip().splitlines()[0][:80] if options.task else ""
     if options.plan_path is not None:
         path = Path(options.plan_path)
@@ -73,6 +79,10 @@ def create(store: Store, options: RunOptions) -> RunRecord:
                 + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""),
                 "fix the plan (docs/plan-format.md lists what validate_plan reports)",
             )
+        approval = read_approval(str(path))
+        value, _source = config.resolve("require_approval", explicit=options.require_approval)
+        if value:
+            require(approval)
         plan_text = render_plan(plan)
         title = plan.title
     run_id = secrets.token_hex(4)
@@ -99,14 +109,26 @@ def create(store: Store, options: RunOptions) -> RunRecord:
         version=1 if plan_text is not None else 0,
         title=title,
     )
-    insert_new_run(store, record, plan_text)
+    insert_new_run(store, record, plan_text, approval)
     return record
 
 
-def insert_new_run(store: Store, record: RunRecord, plan_text: str | None) -> None:
-    """Record a new run and, when it has a plan, version 1 of it, in one transaction."""
+def approval_event(approval: Approval) -> str:
+    """The conversation's first line about the plan's approval."""
+    if approval.approved:
+        return f"Plan approved by the Final Approval Gate {approval.gate_path}."
+    return f"Plan not approved ({approval.state}): {approval.reason}."
+
+
+def insert_new_run(
+    store: Store, record: RunRecord, plan_text: str | None, approval: Approval | None = None
+) -> None:
+    """Record a new run and, when it has a plan, version 1 of it and its approval, in one
+    transaction."""
     with store.transaction() as conn:
-        store.insert_run(conn, record)
+        store.insert_run(conn, record, None if approval is None else approval.dumps())
+        if approval is not None:
+            store.add_event(conn, record.id, "t1/approval", 1, "approval", approval_event(approval))
         if plan_text is not None:
             store.add_version(
                 conn,

@@ -6,7 +6,8 @@ moves it (and DBOS's system tables, in schema ``dbos``) onto PostgreSQL. Tables:
 
 =============  ================================================================================
 ``runs``       one row per run: where it works, its settings, state, turn, attempts, waiting
-               (reason, detail), errored (error, log), notice
+               (reason, detail), errored (error, log), notice, and the plan's approval (JSON,
+               :mod:`plangate.runs.approval`)
 ``versions``   every plan version the run had or was offered, accepted or refused, and why
 ``steps``      every step the agent carried out or escalated, with its commit and files
 ``failures``   every failure of a round (check, gate, escalation, review), one line each
@@ -67,6 +68,7 @@ runs = sa.Table(
     sa.Column("error", sa.Text),
     sa.Column("error_log", sa.Text),
     sa.Column("notice", sa.Text),
+    sa.Column("approval", sa.Text),  # the plan's review and approval when the run began (JSON)
 )
 
 versions = sa.Table(

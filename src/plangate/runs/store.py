@@ -113,8 +113,12 @@ class Store:
         result = conn.execute(statement)
         return bool(result.rowcount)
 
-    def insert_run(self, conn: sa.Connection, record: RunRecord) -> None:
-        conn.execute(runs.insert().values(**rows.RUNS.values(record)))
+    def insert_run(
+        self, conn: sa.Connection, record: RunRecord, approval: str | None = None
+    ) -> None:
+        """Insert the run's row; ``approval`` is its plan's approval as JSON
+        (:meth:`plangate.runs.approval.Approval.dumps`), when it has a plan."""
+        conn.execute(runs.insert().values(**rows.RUNS.values(record), approval=approval))
 
     def update_run(self, conn: sa.Connection, run_id: str, **values: Any) -> None:
         values["updated_at"] = now()
@@ -250,6 +254,11 @@ class Store:
     def run(self, run_id: str) -> RunRecord | None:
         row = self._first(runs.select().where(runs.c.id == run_id))
         return None if row is None else rows.RUNS.record(row)
+
+    def approval(self, run_id: str) -> str | None:
+        """The run's plan approval as recorded when it began (JSON), or ``None``."""
+        row = self._first(sa.select(runs.c.approval).where(runs.c.id == run_id))
+        return None if row is None or row[0] is None else str(row[0])
 
     def runs(self) -> list[RunRecord]:
         query = runs.select().order_by(runs.c.created_at, runs.c.id)
