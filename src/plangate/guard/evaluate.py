@@ -13,7 +13,7 @@ from plangate import skill_names
 from plangate.autoplan import layout
 from plangate.guard import calls, reasons
 from plangate.guard.decide import Disarm, Unproven, decide
-from plangate.guard.fold import Facts, GuardTracker, facts_of, init_pair
+from plangate.guard.fold import Facts, GuardTracker, facts_of, init_pair, window_start
 from plangate.guard.observe import JOURNAL, PAYLOAD, Observation, observe
 from plangate.guard.outcome import Refusal
 from plangate.guard.state import Installation
@@ -286,18 +286,11 @@ def invocation_window(ordered: list[Record]) -> Iterable[Record]:
                         inits.append((position, init_pair(command)))
             elif isinstance(event, ToolResult) and event.tool_use_id in bash_ids:
                 chosen.add(position)
-    earliest = -1
-    if inits:
-        earliest, pair = inits[-1]
-        for position, other in reversed(inits[:-1]):
-            if pair is not None and other is not None and other != pair:
-                break
-            earliest = position
-    start = 0
-    for position, record in enumerate(ordered):
-        if earliest >= 0 and position > earliest:
-            break
-        if any(event.kind == "human_turn" for event in record.events):
-            start = position
+    turns = [
+        position
+        for position, record in enumerate(ordered)
+        if any(event.kind == "human_turn" for event in record.events)
+    ]
+    start = window_start(turns, inits)
     chosen.update(range(start, len(ordered)))
     return [ordered[position] for position in sorted(chosen)]

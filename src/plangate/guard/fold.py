@@ -134,7 +134,7 @@ class GuardTracker(Tracker):
                     storable = noted.add(event.tool_use_id) and storable
         if not storable:
             return None  # an id the joined sets cannot hold
-        cut = _cut(turns, inits)
+        cut = window_start(turns, inits)
         kept = {at: dumped for at, dumped in snapshots.items() if at >= cut}
         return {
             "count": position + len(records),
@@ -184,9 +184,11 @@ class Ordered:
             self.items.remove(item)
 
 
-def _cut(turns: list[int], inits: list[Any]) -> int:
-    """The window's first position, as :func:`invocation_window` chooses it: the last human
-    turn at or before the first init of the trailing run that names the same plans."""
+def window_start(turns: list[int], inits: list[Any]) -> int:
+    """The window's first position (for the fold and for
+    :func:`~plangate.guard.evaluate.invocation_window` alike): the last human turn (``turns``,
+    ascending positions) at or before the first init of the trailing run of ``inits``
+    (``(position, plans)``) that names the same plans."""
     earliest = -1
     if inits:
         earliest, pair = inits[-1]

@@ -145,9 +145,14 @@ def wanted_hooks(ceo_review_gate: bool, autoplan_gate: bool) -> list[HookSpec]:
     return [spec for spec in HOOKS if spec.wanted(switches)]
 
 
-def matcher_group(spec: HookSpec, python: str | None = None) -> dict[str, object]:
-    """The settings entry for one registration: ``{"matcher"?, "hooks": [handler]}``."""
-    handler: dict[str, object] = {"type": "command", "command": hook_command(spec.module, python)}
+def matcher_group(
+    spec: HookSpec, python: str | None = None, command: str | None = None
+) -> dict[str, object]:
+    """The settings entry for one registration: ``{"matcher"?, "hooks": [handler]}``; the
+    handler runs ``command`` (default: :func:`hook_command` of ``spec.module`` with ``python``)."""
+    if command is None:
+        command = hook_command(spec.module, python)
+    handler: dict[str, object] = {"type": "command", "command": command}
     if spec.timeout is not None:
         handler["timeout"] = spec.timeout
     group: dict[str, object] = {}

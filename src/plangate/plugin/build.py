@@ -75,17 +75,8 @@ def hooks_json(switches: dict[str, bool]) -> dict[str, object]:
     for spec in registry.HOOKS:
         if not spec.wanted(switches):
             continue
-        handler: dict[str, object] = {
-            "type": "command",
-            "command": f'"${{CLAUDE_PLUGIN_ROOT}}/{LAUNCHER}" {hook_name(spec.module)}',
-        }
-        if spec.timeout is not None:
-            handler["timeout"] = spec.timeout
-        group: dict[str, object] = {}
-        if spec.matcher is not None:
-            group["matcher"] = spec.matcher
-        group["hooks"] = [handler]
-        hooks[spec.event] = [group]
+        launch = f'"${{CLAUDE_PLUGIN_ROOT}}/{LAUNCHER}" {hook_name(spec.module)}'
+        hooks[spec.event] = [registry.matcher_group(spec, command=launch)]
     return {
         "description": "plangate's phase publication guard and skill gates",
         "hooks": hooks,
