@@ -7,12 +7,12 @@ it instead of failing them on a machine without it.
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from plangate.claude_cli import ClaudeNotFoundError, find_claude
+from testkit.git import git
 
 PLAN = """\
 # Plan: Bump the answer
@@ -39,12 +39,6 @@ Set `X = 2` in `src/app.py`.
 
 ## Review record
 """
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
-    ).stdout
 
 
 @pytest.fixture(scope="session")

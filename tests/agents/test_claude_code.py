@@ -34,8 +34,9 @@ from plangate.harness.standin import (
     tool_use,
 )
 from plangate.plan import parse_plan, render_step, validate_plan
+from testkit.git import git
 
-from .conftest import PLAN, git
+from .conftest import PLAN
 
 pytestmark = pytest.mark.e2e
 

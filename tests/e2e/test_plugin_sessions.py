@@ -9,12 +9,12 @@ that fires is the plugin's, and every skill the session loads is ``plangate:<ski
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from plugin_install import install_plugin, typed_commands
 
 from plangate.gates import markers as mk
 from plangate.harness.autoplan import AutoplanProject, Player, decisions
@@ -35,19 +35,6 @@ RANKED_HEREDOC = """cat >> {plan} <<'EOF'
 EOF"""
 
 
-def _claude(project: AutoplanProject, claude_bin: Path, *args: str) -> Any:
-    done = subprocess.run(
-        [str(claude_bin), *args],
-        env=project.environ(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
-
-
 @pytest.fixture
 def plugin_project(make_env: MakeEnv, claude_bin: Path) -> Iterator[MakeProject]:
     made: list[StandIn] = []
@@ -57,26 +44,7 @@ def plugin_project(make_env: MakeEnv, claude_bin: Path) -> Iterator[MakeProject]
         model.__enter__()
         made.append(model)
         project = AutoplanProject(make_env(model))
-        done = subprocess.run(
-            [project.plangate, "setup", "--plugin", *setup_args],
-            env={**project.environ(), "PLANGATE_CLAUDE_BIN": str(claude_bin)},
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        assert done.returncode == 0, done.stdout + done.stderr
-        assert "ran `claude plugin install plangate@plangate --json`" in done.stdout
-        plugin = project.state_root / "claude-plugin" / "plangate"
-        project.skill = plugin / "skills" / "autoplan"
-        # The plugin is the only registration: no skills folder, no settings hooks.
-        assert not (project.env.home / ".claude" / "skills").exists()
-        user_settings = json.loads((project.env.home / ".claude" / "settings.json").read_text())
-        assert "hooks" not in user_settings
-        assert user_settings["enabledPlugins"] == {"plangate@plangate": True}
-        listed = _claude(project, claude_bin, "plugin", "list", "--json")
-        (ours,) = [entry for entry in listed if entry["id"] == "plangate@plangate"]
-        assert ours["enabled"] and ours["readFromFolder"] == str(plugin)
+        install_plugin(project, claude_bin, *setup_args)
         return project, model
 
     yield make
@@ -88,16 +56,6 @@ def _ok(result: ClaudeResult) -> Path:
     assert result.ok, result.describe()
     assert result.journal_path is not None
     return result.journal_path
-
-
-def _typed_commands(journal: Path) -> list[str]:
-    found = []
-    for line in journal.read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
-        content = record.get("message", {}).get("content") if record.get("type") == "user" else None
-        if isinstance(content, str) and "<command-name>" in content:
-            found.append(content.split("<command-name>")[1].split("</command-name>")[0])
-    return found
 
 
 def test_the_plugin_guard_denies_an_early_phase_entry(plugin_project: MakeProject) -> None:
@@ -116,7 +74,7 @@ def test_the_plugin_guard_denies_an_early_phase_entry(plugin_project: MakeProjec
         "Phase 2 started.",
     ]
     journal = _ok(autoplan.run("/autoplan plan.md", player))
-    assert _typed_commands(journal) == ["/plangate:autoplan"]  # the plugin's skill loaded
+    assert typed_commands(journal) == ["/plangate:autoplan"]  # the plugin's skill loaded
     results = tool_results(journal)
     entries = [
         results[call_id]
@@ -165,7 +123,7 @@ def test_the_plugin_ceo_review_gate_blocks_then_releases(plugin_project: MakePro
     result = autoplan.run("/plangate:plan-ceo-review plan.md", player, timeout=120)
     journal = _ok(result)
     assert result.result_text == "The top risks are ranked in plan.md."
-    assert _typed_commands(journal) == ["/plangate:plan-ceo-review"]
+    assert typed_commands(journal) == ["/plangate:plan-ceo-review"]
     assert result.session_id is not None
     record_path = autoplan.state_root / "skill-gates" / result.session_id / "record.json"
     record = json.loads(record_path.read_text(encoding="utf-8"))

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import subprocess
 import sys
 import time
@@ -30,17 +29,12 @@ from plangate.harness.standin import ModelRequest, Reply, StandIn, text, tool_us
 from plangate.plan import parse_plan, render_plan
 from plangate.runs.approval import read_approval
 from plangate.runs.store import Store
+from testkit.git import git
 from tests.web import serve
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(420)]
 
 COMMAND_TIMEOUT = 180
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "test",
-    "GIT_AUTHOR_EMAIL": "test@example.com",
-    "GIT_COMMITTER_NAME": "test",
-    "GIT_COMMITTER_EMAIL": "test@example.com",
-}
 
 TEST_APP = "import app\n\n\ndef test_value_is_two():\n    assert app.VALUE == 2, app.VALUE\n"
 CHECK = f"{sys.executable} -B -m pytest -q -p no:cacheprovider test_app.py"
@@ -104,18 +98,6 @@ Serves: AC1
 Set `VALUE = 2` in `app.py`; the failing test says what it is now.
 
 """
-
-
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args],
-        cwd=cwd,
-        env={**os.environ, **GIT_ENV},
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=30,
-    ).stdout
 
 
 def edit(old: str, new: str) -> Turn:

@@ -29,7 +29,6 @@ from test_run_sessions import (
     bench_for,
     conversation,
     edit,
-    git,
     plan_answer,
     results,
 )
@@ -38,6 +37,7 @@ from plangate.agents.confinement import bwrap_problem
 from plangate.commands.run import EXIT_DONE, EXIT_WAITING
 from plangate.harness.standin import ModelRequest, text, tool_use
 from plangate.runs.snapshots import WATCH_ENV
+from testkit.git import git
 
 __all__ = ["bench_for"]  # the fixture, shared with test_run_sessions
 
@@ -197,8 +197,9 @@ def test_a_change_made_while_planning_is_undone_and_refuses_the_version(
     escaped = planted["escaped"][:10]
     detail = (
         "new version refused: the planner changed the sandbox (`app.py`, `planted.txt`) and "
-        f"outside it (repository file `planted.txt` created, branch `refs/heads/escaped` "
-        f"created at {escaped} (deleted again), `{markers}/planted` created); "
+        f"outside it (repository file `planted.txt` created (left in place), branch "
+        f"`refs/heads/escaped` created at {escaped} (deleted again), `{markers}/planted` "
+        "created (left in place)); "
         "planning is read-only"
     )
     assert f"No new plan: {detail}." in done.out
@@ -242,9 +243,10 @@ def test_a_step_that_writes_outside_its_worktree_fails_naming_the_paths(
     (step,) = bench.player.of("v1 s1")
     assert all(not r.get("is_error") for r in results(step))  # the Bash call ran
     failure = (
-        "step 1 changed things outside its worktree (repository file `stray.txt` created; "
+        "step 1 changed things outside its worktree (repository file `stray.txt` created (left "
+        "in place); "
         f"branch `refs/heads/stray-branch` created at {base[:10]} (deleted again)); a step's "
-        "edits must stay in the run's worktree, so its work there was undone"
+        "edits must stay in the run's worktree, so its worktree edits and refs were undone"
     )
     assert f"The agent escalated at step 1: {failure}." in done.out
     data = bench.show(run_id)

@@ -33,18 +33,13 @@ from plangate.harness.standin import ModelRequest, StandIn, text, tool_use
 from plangate.plan import parse_plan, render_plan
 from plangate.runs.attempts import DETAIL_OUT_OF_ATTEMPTS, REASON_CHECK
 from plangate.runs.store import Store
+from testkit.git import git
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 
 #: Seconds one ``plangate run`` or ``plangate reply`` may take before the test fails.
 COMMAND_TIMEOUT = 120
 
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "test",
-    "GIT_AUTHOR_EMAIL": "test@example.com",
-    "GIT_COMMITTER_NAME": "test",
-    "GIT_COMMITTER_EMAIL": "test@example.com",
-}
 
 CHECK = 'python3 -B -c "import app; assert app.VALUE == 2, app.VALUE"'
 
@@ -103,18 +98,6 @@ def plan_answer(plan_text: str) -> str:
 
 # ------------------------------------------------------------------------------------------
 # the bench: a repository, a state root, the stand-in, and plangate as a process
-
-
-def git(cwd: Path | str, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args],
-        cwd=cwd,
-        env={**os.environ, **GIT_ENV},
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=30,
-    ).stdout
 
 
 def _descendants(pid: int) -> list[int]:

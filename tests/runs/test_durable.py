@@ -16,7 +16,8 @@ import pytest
 from plangate.plan.model import Check
 from plangate.processes import pid_alive
 from plangate.runs.store import Store
-from tests.runs.conftest import git, make_repo, plan_text, step
+from testkit.git import git
+from tests.runs.conftest import make_repo, plan_text, step
 
 pytestmark = pytest.mark.slow
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from plangate.plan.model import Check
 from plangate.runs.attempts import REASON_ERROR, REASON_ESCALATION
-from tests.runs.conftest import Harness, git, plan_text, step
+from testkit.git import git
+from tests.runs.conftest import Harness, plan_text, step
 
 CHECK_HELLO = Check("grep -qx hello hello.txt", name="AC1")
 V1 = plan_text([step(1, ["hello.txt"])], [CHECK_HELLO])
@@ -34,8 +35,9 @@ def test_a_step_that_writes_into_the_main_repository_fails_naming_it(harness: Ha
         },
     )
     failure = (
-        "step 1 changed things outside its worktree (repository file `stray.txt` created); a "
-        "step's edits must stay in the run's worktree, so its work there was undone"
+        "step 1 changed things outside its worktree (repository file `stray.txt` created (left "
+        "in place)); a step's edits must stay in the run's worktree, so its worktree edits and "
+        "refs were undone"
     )
     assert outcome.state == "waiting"
     assert outcome.record.waiting.reason == REASON_ESCALATION
@@ -64,7 +66,7 @@ def test_a_planner_that_writes_outside_is_refused_naming_each_change(harness: Ha
     assert outcome.state == "waiting"
     assert outcome.record.waiting.detail == (
         "new version refused: the planner changed the sandbox (`hello.txt`) and outside it "
-        "(repository file `notes.txt` created); planning is read-only"
+        "(repository file `notes.txt` created (left in place)); planning is read-only"
     )
     worktree = repo / outcome.record.worktree
     assert (worktree / "hello.txt").read_text() == "helo\n"

@@ -14,8 +14,9 @@ from plangate.plan.model import Check, Criterion, Plan, Step
 from plangate.plan.render import render_plan
 from plangate.runs import planner, sandbox, snapshots
 from plangate.runs.isolation import refuse_review_changes, wrote_outside
+from testkit.git import git
 
-from .conftest import git, make_repo
+from .conftest import make_repo
 
 
 def _bench(tmp_path: Path) -> tuple[Path, Path, Path, dict[str, str]]:
@@ -76,15 +77,15 @@ def test_every_kind_of_change_is_named(tmp_path: Path) -> None:
     described = [snapshots.describe(change) for change in changes]
     moved = git(repo, "rev-parse", "main").strip()
     assert described == [
-        "repository file `.git/hooks/pre-commit` created",
-        "repository file `app.py` changed",
-        "repository file `stray.txt` created",
+        "repository file `.git/hooks/pre-commit` created (left in place)",
+        "repository file `app.py` changed (left in place)",
+        "repository file `stray.txt` created (left in place)",
         f"branch `refs/heads/evil` created at {main[:10]}",
         f"branch `refs/heads/main` moved from {main[:10]} to {moved[:10]}",
-        f"`{home}/.claude/settings.json` changed",
-        f"`{home}/pwned` created",
-        f"`{state}/config.json` changed",
-        f"`{state}/runs/r1/note.txt` created",
+        f"`{home}/.claude/settings.json` changed (left in place)",
+        f"`{home}/pwned` created (left in place)",
+        f"`{state}/config.json` changed (left in place)",
+        f"`{state}/runs/r1/note.txt` created (left in place)",
     ]
 
 
@@ -140,7 +141,10 @@ def test_watched_folders_from_the_environment(tmp_path: Path) -> None:
     described = [
         snapshots.describe(c) for c in snapshots.compare(before, _take(repo, state, environ))
     ]
-    assert described == [f"`{marker}/deep` created", f"`{marker}/deep/hook-was-here` created"]
+    assert described == [
+        f"`{marker}/deep` created (left in place)",
+        f"`{marker}/deep/hook-was-here` created (left in place)",
+    ]
 
 
 def test_the_worktree_snapshot_hashes_content(tmp_path: Path) -> None:
@@ -182,7 +186,7 @@ def test_the_refusal_names_what_changed_inside_and_outside() -> None:
 
 
 def test_the_step_failure_and_the_review_refusal(tmp_path: Path) -> None:
-    text = wrote_outside("step 1", ["repository file `stray.txt` created"])
+    text = wrote_outside("step 1", ["repository file `stray.txt` created (left in place)"])
     assert text.startswith("step 1 changed things outside its worktree (repository file ")
     _repo, _state, worktree, _environ = _bench(tmp_path)
     before = sandbox.snapshot(worktree)

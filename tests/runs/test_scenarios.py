@@ -11,7 +11,8 @@ from plangate.runs.attempts import (
     REASON_ESCALATION,
     REASON_GATE,
 )
-from tests.runs.conftest import Harness, git, plan_text, step
+from testkit.git import git
+from tests.runs.conftest import Harness, plan_text, step
 
 CHECK_HELLO = Check("grep -qx hello hello.txt", name="AC1")
 V1 = plan_text([step(1, ["hello.txt"])], [CHECK_HELLO])

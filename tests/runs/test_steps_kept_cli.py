@@ -24,7 +24,9 @@ from plangate.harness.standin import StandIn, text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))  # as pytest does there
 from run_player import RunPlayer  # noqa: E402
-from test_run_sessions import PLAN_V1, PLAN_V2, Bench, edit, git, plan_answer  # noqa: E402
+from test_run_sessions import PLAN_V1, PLAN_V2, Bench, edit, plan_answer  # noqa: E402
+
+from testkit.git import git  # noqa: E402
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 

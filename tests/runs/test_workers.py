@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 
 from plangate.plan.model import Check
+from testkit.git import git
 from testkit.postgres import PostgresUnavailable, throwaway_postgres
-from tests.runs.conftest import git, make_repo, plan_text, step
+from tests.runs.conftest import make_repo, plan_text, step
 
 pytestmark = pytest.mark.slow
 

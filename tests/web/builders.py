@@ -19,8 +19,6 @@ the agent and the planner are played by the test, as the scripted agent would.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,18 +31,13 @@ from plangate.runs.checks import run_check, summary
 from plangate.runs.creation import insert_new_run
 from plangate.runs.model import CheckRecord, Failure, RunRecord, StepRecord
 from plangate.runs.store import Store, now
+from testkit.git import git
 
 LOGIN = "5e1c0a7b"
 AUDIT = "9d04be12"
 README = "3f7a9c21"
 TYPO = "c0ffee42"
 
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "test",
-    "GIT_AUTHOR_EMAIL": "test@example.com",
-    "GIT_COMMITTER_NAME": "test",
-    "GIT_COMMITTER_EMAIL": "test@example.com",
-}
 
 LOGIN_PY = '''"""Logging in."""
 
@@ -212,17 +205,6 @@ def login_plan(steps: Sequence[Step]) -> str:
             criteria=CRITERIA,
         )
     )
-
-
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args],
-        cwd=cwd,
-        env={**os.environ, **GIT_ENV},
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
 
 
 def make_repo(path: Path) -> tuple[Path, str]:

@@ -95,7 +95,7 @@ def wrote_outside(label: str, outside: Sequence[str]) -> str:
     shown = "; ".join(outside[:5]) + (f"; and {len(outside) - 5} more" if len(outside) > 5 else "")
     return (
         f"{label} changed things outside its worktree ({shown}); a step's edits must stay in "
-        "the run's worktree, so its work there was undone"
+        "the run's worktree, so its worktree edits and refs were undone"
     )
 
 
@@ -109,6 +109,6 @@ def refuse_review_changes(worktree: Path, before: sandbox.Snapshot, outside: Seq
     if changed:
         raise AgentError(
             f"the review changed {', '.join(changed)}; reviewing is read-only, so its verdict "
-            "was not used (the worktree was put back, refs too)",
+            "was not used (the worktree and refs were put back)",
             "look at what changed, then reply to run the review again",
         )

@@ -241,7 +241,8 @@ def undo_refs(repo: Path, changes: Sequence[Change]) -> list[Change]:
 
 def describe(change: Change, undone: bool = False) -> str:
     """One change in words, e.g. ``branch `refs/heads/x` created at 1a2b3c4d5e (deleted
-    again)`` or ``repository file `notes.txt` created``."""
+    again)`` or ``repository file `notes.txt` created (left in place)``: a ref is put back when
+    ``undone``; a file outside the worktree never is (plangate keeps no copy of it)."""
     if change.where == "ref":
         kind = "branch" if change.path.startswith("refs/heads/") else "ref"
         if change.path == "HEAD":
@@ -256,5 +257,5 @@ def describe(change: Change, undone: bool = False) -> str:
             text += " (deleted again)" if change.what == "created" else " (put back)"
         return text
     if change.where == "repository":
-        return f"repository file `{change.path}` {change.what}"
-    return f"`{change.path}` {change.what}"
+        return f"repository file `{change.path}` {change.what} (left in place)"
+    return f"`{change.path}` {change.what} (left in place)"

@@ -1,0 +1,65 @@
+"""plangate installed as a Claude Code plugin in a test's fresh HOME, as the only registration.
+
+Shared by the ``claude -p`` plugin sessions and the terminal-UI ones.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from plangate.harness.autoplan import AutoplanProject
+
+
+def claude_json(project: AutoplanProject, claude_bin: Path, *args: str) -> Any:
+    """``claude ARGS`` in the project's environment; its JSON output (it must succeed)."""
+    done = subprocess.run(
+        [str(claude_bin), *args],
+        env=project.environ(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def install_plugin(project: AutoplanProject, claude_bin: Path, *setup_args: str) -> Path:
+    """``plangate setup --plugin`` through the real ``claude plugin`` commands; checks that
+    the plugin is the only registration (no skills folder, no settings hooks) and that Claude
+    Code runs it from the folder plangate built. Points ``project.skill`` at the plugin's
+    autoplan skill; returns the plugin folder."""
+    done = subprocess.run(
+        [project.plangate, "setup", "--plugin", *setup_args],
+        env={**project.environ(), "PLANGATE_CLAUDE_BIN": str(claude_bin)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "ran `claude plugin install plangate@plangate --json`" in done.stdout
+    plugin = project.state_root / "claude-plugin" / "plangate"
+    project.skill = plugin / "skills" / "autoplan"
+    assert not (project.env.home / ".claude" / "skills").exists()
+    user_settings = json.loads((project.env.home / ".claude" / "settings.json").read_text())
+    assert "hooks" not in user_settings
+    assert user_settings["enabledPlugins"] == {"plangate@plangate": True}
+    listed = claude_json(project, claude_bin, "plugin", "list", "--json")
+    (ours,) = [entry for entry in listed if entry["id"] == "plangate@plangate"]
+    assert ours["enabled"] and ours["readFromFolder"] == str(plugin)
+    return plugin
+
+
+def typed_commands(journal: Path) -> list[str]:
+    """The slash commands the journal records as typed, in order."""
+    found = []
+    for line in journal.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        content = record.get("message", {}).get("content") if record.get("type") == "user" else None
+        if isinstance(content, str) and "<command-name>" in content:
+            found.append(content.split("<command-name>")[1].split("</command-name>")[0])
+    return found
