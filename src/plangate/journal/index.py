@@ -177,12 +177,12 @@ class Index:
         self.unordered += [
             record.uuid for record in kept if record.uuid is not None and record.index not in placed
         ]
-        for record in appended:
-            self.indices.append(record.index)
-            self.offsets.append(record.offset)
-            self.lengths.append(record.length)
-            self.slots.append(record.slots)
-            self.slots_total += record.slots
+        slots = [record.slots for record in appended]
+        self.indices.extend([record.index for record in appended])
+        self.offsets.extend([record.offset for record in appended])
+        self.lengths.extend([record.length for record in appended])
+        self.slots.extend(slots)
+        self.slots_total += sum(slots)
         # every owned record has an id
         self.ids += "".join((record.uuid or "") + SEPARATOR for record in appended)
         if light:

@@ -28,6 +28,11 @@ class Longs:
     def append(self, value: int) -> None:
         self.data += value.to_bytes(WIDTH, sys.byteorder, signed=True)
 
+    def extend(self, values: list[int]) -> None:
+        """:meth:`append` each value, in one copy."""
+        order = sys.byteorder
+        self.data += b"".join([value.to_bytes(WIDTH, order, signed=True) for value in values])
+
     def __len__(self) -> int:
         return len(self.data) // WIDTH
 
