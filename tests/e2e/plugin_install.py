@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from plangate.harness.autoplan import AutoplanProject
+from plangate.harness.autoplan import AutoplanProject, Step
 
 
 def claude_json(project: AutoplanProject, claude_bin: Path, *args: str) -> Any:
@@ -63,3 +63,21 @@ def typed_commands(journal: Path) -> list[str]:
         if isinstance(content, str) and "<command-name>" in content:
             found.append(content.split("<command-name>")[1].split("</command-name>")[0])
     return found
+
+
+def design_before_the_ceo_report(project: AutoplanProject, done: str) -> list[Step]:
+    """The model's script: Phase 1 up to its close packet, then the Design driver Read before
+    the CEO report is published (the guard must deny it), the publication, the same Read
+    again (allowed), and ``done``."""
+    return [
+        project.init(),
+        project.read_driver("ceo"),
+        project.checkpoint("ceo"),
+        project.dispatch("ceo"),
+        project.prepare_close("ceo"),
+        project.read_close("ceo"),
+        project.read_driver("design"),  # denied: Phase 1's report is not published
+        project.publish("ceo"),
+        project.read_driver("design"),
+        done,
+    ]

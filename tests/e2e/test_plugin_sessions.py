@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from plugin_install import install_plugin, typed_commands
+from plugin_install import design_before_the_ceo_report, install_plugin, typed_commands
 
 from plangate.gates import markers as mk
 from plangate.harness.autoplan import AutoplanProject, Player, decisions
@@ -61,18 +61,7 @@ def _ok(result: ClaudeResult) -> Path:
 def test_the_plugin_guard_denies_an_early_phase_entry(plugin_project: MakeProject) -> None:
     player = Player([])
     autoplan, _ = plugin_project(player)
-    player.steps = [
-        autoplan.init(),
-        autoplan.read_driver("ceo"),
-        autoplan.checkpoint("ceo"),
-        autoplan.dispatch("ceo"),
-        autoplan.prepare_close("ceo"),
-        autoplan.read_close("ceo"),
-        autoplan.read_driver("design"),  # denied: Phase 1's report is not published
-        autoplan.publish("ceo"),
-        autoplan.read_driver("design"),
-        "Phase 2 started.",
-    ]
+    player.steps = design_before_the_ceo_report(autoplan, "Phase 2 started.")
     journal = _ok(autoplan.run("/autoplan plan.md", player))
     assert typed_commands(journal) == ["/plangate:autoplan"]  # the plugin's skill loaded
     results = tool_results(journal)

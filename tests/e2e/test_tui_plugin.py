@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from plugin_install import install_plugin, typed_commands
+from plugin_install import design_before_the_ceo_report, install_plugin, typed_commands
 from tui import Tui, tmux_binary
 
 from plangate.harness.autoplan import AutoplanProject, Player, decisions
@@ -78,18 +78,7 @@ def test_the_plugin_guard_denies_design_before_the_ceo_report_in_the_tui(
     ``publication_missing``; after the publication the same Read is allowed."""
     player = Player([])
     autoplan, tui = plugin_tui(player)
-    player.steps = [
-        autoplan.init(),
-        autoplan.read_driver("ceo"),
-        autoplan.checkpoint("ceo"),
-        autoplan.dispatch("ceo"),
-        autoplan.prepare_close("ceo"),
-        autoplan.read_close("ceo"),
-        autoplan.read_driver("design"),  # denied: Phase 1's report is not published
-        autoplan.publish("ceo"),
-        autoplan.read_driver("design"),
-        DONE,
-    ]
+    player.steps = design_before_the_ceo_report(autoplan, DONE)
     tui.type(typed)
     tui.wait_for(DONE, 60)
     tui.wait_idle()

@@ -9,69 +9,22 @@ and a passing check naming its criterion is its evidence), then carries out step
 
 from __future__ import annotations
 
-import os
-import sys
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
+from test_run_sessions import PLAN_V1, PLAN_V2, Bench, bench_for, edit, plan_answer
 
-from plangate.claude_cli import ClaudeNotFoundError, find_claude
 from plangate.commands.run import EXIT_DONE
-from plangate.harness.claude import ClaudeEnv
-from plangate.harness.standin import StandIn, text
+from plangate.harness.standin import text
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))  # as pytest does there
-from run_player import RunPlayer  # noqa: E402
-from test_run_sessions import PLAN_V1, PLAN_V2, Bench, edit, plan_answer  # noqa: E402
-
-from testkit.git import git  # noqa: E402
+__all__ = ["bench_for"]  # the fixture, shared with test_run_sessions
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 
 
-@pytest.fixture
-def bench(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """The bench of ``tests/e2e/test_run_sessions.py``: a repository, a state root, the
-    stand-in with a player's script, and plangate as a process."""
-    try:
-        claude_bin = find_claude()
-    except ClaudeNotFoundError as error:
-        if os.environ.get("PLANGATE_SKIP_E2E"):
-            pytest.skip(str(error))
-        pytest.fail(str(error), pytrace=False)
-    state = tmp_path / "state"
-    monkeypatch.setenv("PLANGATE_STATE_ROOT", str(state))
-    monkeypatch.delenv("PLANGATE_DATABASE_URL", raising=False)
-    models: list[StandIn] = []
-
-    def make(sessions: dict[str, Any]) -> Bench:
-        repo = tmp_path / "repo"
-        repo.mkdir()
-        git(repo, "init", "-q", "-b", "main")
-        (repo / "app.py").write_text("VALUE = 1\n", encoding="utf-8")
-        git(repo, "add", "-A")
-        git(repo, "commit", "-q", "-m", "initial")
-        player = RunPlayer(sessions)
-        model = StandIn(player).start()
-        models.append(model)
-        cc = ClaudeEnv.create(tmp_path / "cc", model, project_dir=repo, binary=claude_bin)
-        environ = cc.environ(
-            {"PLANGATE_STATE_ROOT": str(state), "PLANGATE_CLAUDE_BIN": str(claude_bin)}
-        )
-        environ.pop("PLANGATE_DATABASE_URL", None)
-        return Bench(tmp_path, repo, state, model, player, environ)
-
-    yield make
-    for model in models:
-        model.stop()
-    assert [error for model in models for error in model.errors] == []
-
-
-def test_an_escalated_step_kept_by_version_2_is_re_attempted_and_shown_so(bench: Any) -> None:
+def test_an_escalated_step_kept_by_version_2_is_re_attempted_and_shown_so(bench_for: Any) -> None:
     assert PLAN_V2.startswith(PLAN_V1.split("## Checks")[0])  # version 2 keeps step 1
-    run: Bench = bench(
+    run: Bench = bench_for(
         {
             "v1 s1": [[[text("ESCALATE: the plan does not say which value VALUE should take")]]],
             "plan v2": [[[text(plan_answer(PLAN_V2))]]],
