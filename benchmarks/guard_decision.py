@@ -15,6 +15,12 @@ init`` call and its output), and the guarded call is the Read of the installed s
   payload path (Claude Code has not written the Read yet), cold and after a ~10 KB append;
 - a non-phase Read (``/etc/hostname``), the fast path that never reads the journal;
 - for reference, the reader alone (as ``journal_decision.py`` runs it) on the same journal;
+- for journals of at least the pre-index threshold (:mod:`plangate.guard.preindex`), issue
+  16's target 5: on a fresh copy, the non-phase Read that starts the pre-index (the fast path
+  with the spawn), the time until the detached pre-index ends (waited for, untimed by the
+  hook), a second non-phase Read for which none is due, and then the first phase entry of the
+  session on each path. Every other case runs with ``PLANGATE_GUARD_PREINDEX=0``, so that
+  they measure what they measured before it existed;
 
 with peak memory, next to the floors of ``journal_decision.py`` (bare start-up, ``cat``, a
 naive ``json.loads`` of every line), and judged against the reader's targets.
@@ -37,23 +43,47 @@ from typing import Any
 
 from benchmarks import journal_decision as jd
 from benchmarks.generated import GeneratedJournal
-from benchmarks.guard_session import Installation, Session
+from benchmarks.guard_session import Installation, Session, read_call
 from benchmarks.timing import (
     REPO,
     Case,
     Sample,
     case_rows,
     floor_rows,
+    label,
     load_average,
     log,
     run,
     source_state,
+    target,
 )
+from plangate.guard import preindex
+from plangate.journal import index as journal_index
 
 IMPORT_SCRIPT = "import plangate.hooks.pre_tool_use, plangate.guard.evaluate"
 NON_PHASE_FILE = "/etc/hostname"
+SPAWN_MS = 2.0
+"""What starting the pre-index may add to the fast path (target 5)."""
+SETTLE_S = 30.0
+"""How long a hook run's deferred work (an index save after it answered) is waited for."""
+
 INSTALL_ENV = ("CLAUDE", "PLANGATE", "ANTHROPIC")
 """Inherited variables with these prefixes are dropped: the children get only ours."""
+
+
+def remove(folder: str) -> None:
+    """Remove a session's folder, once the detached work of its hook runs (a deferred index
+    save, a pre-index) has stopped writing into it."""
+    for _ in range(int(SETTLE_S / 0.05)):
+        try:
+            shutil.rmtree(folder)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.05)
+    shutil.rmtree(folder)
+
 
 PROFILE_SCRIPT = """\
 import cProfile, io, pstats, sys
@@ -119,9 +149,69 @@ class GuardBench(jd.Bench):
         self.floor(self.bare_s, [self.python, *self.hook_flags, "-c", "pass"], peak=peak)
         self.floor(self.imports, self.import_argv(IMPORT_SCRIPT), peak=peak)
 
-    def session(self, journal: GeneratedJournal, name: str) -> Session:
+    def session(self, journal: GeneratedJournal, name: str, ahead: bool = False) -> Session:
+        """A fresh copy; with ``ahead`` the guard's pre-index is on (as by default)."""
         folder = os.path.join(self.runs, name)
-        return Session(journal, folder, self.install, self.corpus, self.env(folder))
+        env = self.env(folder)
+        if not ahead:
+            env[preindex.ENV] = "0"
+        return Session(journal, folder, self.install, self.corpus, env)
+
+    def non_phase(self, session: Session) -> Sample:
+        """A timed non-phase Read, then journaled with its result as Claude Code does."""
+        tool_id = session.new_tool_id()
+        sample = self.guard(session, tool_id, NON_PHASE_FILE, None)
+        call = read_call(tool_id, NON_PHASE_FILE)
+        session.write(lambda writer: writer.result(writer.call(call[0]), call))
+        return sample
+
+    @staticmethod
+    def marker(session: Session) -> str:
+        index_dir = os.path.join(session.state_root, "journal-index")
+        return preindex.marker_file(index_dir, session.journal.session)
+
+    def preindexed(self, session: Session, started: float) -> Sample:
+        """Wait for the pre-index the last hook run started; the time from ``started`` (that
+        run's start) to its end. Stops the benchmark unless it saved a usable index that
+        covers the journal as the hook run saw it."""
+        marker = self.marker(session)
+        if not os.path.exists(marker):
+            raise SystemExit(f"the non-phase Read started no pre-index ({session.folder})")
+        until = time.monotonic() + 300
+        while preindex.running(marker):
+            if time.monotonic() > until:
+                raise SystemExit(f"the pre-index did not end in 300 s ({session.folder})")
+            time.sleep(0.002)
+        seconds = time.perf_counter() - started
+        with open(marker, "rb") as handle:
+            marked = int(handle.read())
+        saved = self.saved_index(session)
+        if saved is None or saved[2] < marked:
+            raise SystemExit(f"the pre-index saved no index covering the journal ({marker})")
+        return Sample(seconds, 0, b"", None)
+
+    def settled_index(
+        self, session: Session, before: tuple[int, int, int] | None
+    ) -> tuple[int, int, int] | None:
+        """The index once the last hook run's save is done: a hook may leave it to a detached
+        child after answering (:mod:`plangate.deferred`)."""
+        until = time.monotonic() + SETTLE_S
+        while True:
+            saved = self.saved_index(session)
+            if saved != before or time.monotonic() > until:
+                return saved
+            time.sleep(0.005)
+
+    def saved_index(self, session: Session) -> tuple[int, int, int] | None:
+        """The session's usable journal index: its file's inode, frames and covered bytes."""
+        index_dir = os.path.dirname(self.marker(session))
+        name = session.journal.session
+        info = os.stat(session.path)
+        saved = journal_index.load(index_dir, name, session.path, info, [session.journal.project])
+        if saved is None:
+            return None
+        inode = os.stat(journal_index.index_file(index_dir, name)).st_ino
+        return inode, saved.frames, saved.boundary
 
     def guard(
         self,
@@ -190,6 +280,13 @@ class GuardBench(jd.Bench):
         on_payload = Case(label, "guard, payload path, cold")
         fast = Case(label, f"guard, non-phase Read `{NON_PHASE_FILE}` (fast path)")
         reader = Case(label, "reference: reader alone (hook-style), same journal")
+        spawning = Case(label, "guard, non-phase Read that starts the pre-index (fast path)")
+        background = Case(label, "info: pre-index in the background, hook start to its end")
+        idle = Case(label, "guard, non-phase Read after the pre-index, none due (fast path)")
+        ahead_journal = Case(label, "guard, journal path, first phase entry after a pre-index")
+        ahead_payload = Case(label, "guard, payload path, first phase entry after a pre-index")
+        ahead_cases = [spawning, background, idle, ahead_journal, ahead_payload]
+        long_enough = journal.meta["bytes"] >= preindex.MIN_BYTES
         appended_journal = Case(label, "guard, journal path, after append")
         appended_payload = Case(label, "guard, payload path, after append")
         cat = Case(label, "floor: `cat` > /dev/null")
@@ -206,14 +303,14 @@ class GuardBench(jd.Bench):
             if self.reader:
                 folder = session.folder
                 by_reader = self.decide(journal, session.path, session.config, folder, peak)[0]
-            shutil.rmtree(session.folder)
+            remove(session.folder)
             session = self.session(journal, f"{name}-payload")
             tool_id = session.new_tool_id()
             by_payload = self.guard(session, tool_id, session.driver, "payload", peak)
             tool_id = session.new_tool_id()
             by_fast = self.guard(session, tool_id, NON_PHASE_FILE, None, peak)
             self.tails[label] = session.tail_bytes
-            shutil.rmtree(session.folder)
+            remove(session.folder)
             return by_journal, by_payload, by_fast, by_reader
 
         def add(samples: tuple[Sample, Sample, Sample, Sample | None]) -> None:
@@ -224,10 +321,42 @@ class GuardBench(jd.Bench):
             if by_reader is not None:
                 reader.add(by_reader)
 
+        def ahead(name: str, timed: bool = True) -> None:
+            """Target 5, on fresh copies: a non-phase Read starts the pre-index, which ends;
+            a second one finds none due; then the session's first phase entry, per path."""
+            entries = {"journal": ahead_journal, "payload": ahead_payload}
+            for path, entry in entries.items():
+                session = self.session(journal, f"{name}-ahead-{path}", ahead=True)
+                started = time.perf_counter()
+                samples = [(spawning, self.non_phase(session))]
+                samples.append((background, self.preindexed(session, started)))
+                with open(self.marker(session), "rb") as handle:
+                    marked = handle.read()
+                samples.append((idle, self.non_phase(session)))
+                with open(self.marker(session), "rb") as handle:
+                    if handle.read() != marked or preindex.running(self.marker(session)):
+                        raise SystemExit(f"a pre-index started though none was due ({name})")
+                if path == "journal":
+                    tool_id, _, _ = session.pending_read()
+                else:
+                    tool_id = session.new_tool_id()
+                before = self.saved_index(session)
+                samples.append((entry, self.guard(session, tool_id, session.driver, path)))
+                after = self.settled_index(session, before)
+                # Gone on from the pre-index's index: a delta appended to the same file (a
+                # full read would have written a new snapshot under a new inode).
+                if before is None or after is None or after[:2] != (before[0], before[1] + 1):
+                    raise SystemExit(f"the phase entry did not use the pre-index ({name})")
+                remove(session.folder)
+                for case, sample in samples if timed else []:
+                    case.add(sample)
+
         cat_argv = ["cat", journal.path]
         naive_argv = [self.python, "-c", jd.NAIVE_SCRIPT, journal.path]
         # Warm-up, untimed: page cache, .pyc files, and a check of every decision.
         cold("warm-up")
+        if long_enough:
+            ahead("warm-up", timed=False)
         self.floor(scratch, cat_argv, capture=False)
         self.floor(scratch, naive_argv)
         if self.peaks:  # peak memory: one extra run of each case under GNU time
@@ -243,6 +372,8 @@ class GuardBench(jd.Bench):
             self.floor(naive, naive_argv)
             parsed = self.parse_floor(journal)
             add(cold(f"cold-{round_}"))
+            if long_enough:
+                ahead(f"ahead-{round_}")
 
         # After an append: one session in which an earlier hook run read the journal; each
         # round appends ~10 KB of unrelated work (a Bash call and its result), then the
@@ -264,13 +395,14 @@ class GuardBench(jd.Bench):
             sizes["payload"].append(session.unread)
             appended_payload.add(self.guard(session, tool_id, session.driver, "payload", peak))
             session.unjournaled_read_ran(tool_id)
-        shutil.rmtree(session.folder)
+        remove(session.folder)
         for path, case in (("journal", appended_journal), ("payload", appended_payload)):
             case.verdict = {"appended_bytes_each": sizes[path]}
             mean = sum(sizes[path]) / len(sizes[path]) / 1000
             case.name = f"guard, {path} path, after {mean:.0f} KB append"
         cases = [on_journal, on_payload, appended_journal, appended_payload, fast]
         cases += [reader] if self.reader else []
+        cases += ahead_cases if long_enough else []
         self.cases += [*cases, cat, naive, *parsed]
         self.journals.append((journal, {}))
 
@@ -295,7 +427,14 @@ class GuardBench(jd.Bench):
             "result) plus the previous guarded Read's records were appended (the label shows "
             "the mean bytes appended since the previous hook run). Every guarded run was "
             "checked to be the verified allow, logged as `allow` with `code: null` on the "
-            "path named. Peak = max RSS of the child (one extra run under GNU time). "
+            'path named. Rows with "pre-index" (journals of at least '
+            f"{preindex.MIN_BYTES / 1e6:.1f} MB, target 5): a fresh copy, a non-phase Read "
+            "that starts the guard's pre-index (timed as a hook run), the wait until the "
+            "detached pre-index ends (hook start to its end; not part of any hook run), a "
+            "second non-phase Read for which none is due, then the session's first phase "
+            "entry, checked to have gone on from the pre-index's index; every other row runs "
+            "with `PLANGATE_GUARD_PREINDEX=0`. Peak = max RSS of the child (one extra run "
+            "under GNU time; none for the pre-index rows). "
             f"1-minute load average {self.load_start} at start, {load_average()} at end.",
             "",
             "| size | case | median ms | min ms | runs | peak MiB |",
@@ -331,7 +470,38 @@ class GuardBench(jd.Bench):
 
     def targets(self) -> list[dict[str, Any]]:
         paths = {f"{path} path": f"guard, {path} path" for path in ("journal", "payload")}
-        return jd.issue_targets(self, paths)
+        return jd.issue_targets(self, paths) + self.ahead_targets()
+
+    def ahead_targets(self) -> list[dict[str, Any]]:
+        """Target 5: after one non-phase Read started the pre-index, a first phase entry
+        within target 1's limit (bare start-up + 20 ms), and the Read that started it within
+        the fast path's own time (pre-index off, same journal) + :data:`SPAWN_MS`."""
+        out: list[dict[str, Any]] = []
+        bare = self.bare_s if self.bare_s.samples else None
+        for size in (label(10), label(100)):
+            for path in ("journal", "payload"):
+                out.append(
+                    target(
+                        f"5:ahead:{path} path:{size}",
+                        f"5. {path} path, {size}: the first phase entry after a pre-index "
+                        f"within bare start-up ({self.bare_command()}) + 20 ms",
+                        self.find(size, f"guard, {path} path, first phase entry"),
+                        None if bare is None else bare.median_ms + 20,
+                        None if bare is None else bare.min_ms + 20,
+                    )
+                )
+            fast = self.find(size, "guard, non-phase Read `")
+            out.append(
+                target(
+                    f"5:spawn:{size}",
+                    f"5. {size}: the non-phase Read that starts the pre-index within the fast "
+                    f"path's time (pre-index off) + {SPAWN_MS:g} ms",
+                    self.find(size, "guard, non-phase Read that starts"),
+                    None if fast is None else fast.median_ms + SPAWN_MS,
+                    None if fast is None else fast.min_ms + SPAWN_MS,
+                )
+            )
+        return out
 
     def as_dict(self) -> dict[str, Any]:
         tails = self.tails
@@ -391,7 +561,7 @@ class GuardBench(jd.Bench):
                 )
             log(f"output: {done.stdout.strip()}; log: {session.log_lines()}")
             log(done.stderr)
-            shutil.rmtree(session.folder)
+            remove(session.folder)
 
 
 def main(argv: list[str] | None = None) -> int:

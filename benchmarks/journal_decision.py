@@ -51,8 +51,12 @@ from benchmarks.timing import (
     source_state,
     target,
 )
+from plangate import deferred
 from plangate.hooks.registry import hook_command
+from plangate.journal import index as journal_index
 
+SETTLE_S = 30.0
+"""How long a run's deferred index save is waited for."""
 NAIVE_SCRIPT = """\
 import json, sys
 with open(sys.argv[1], "rb") as handle:
@@ -131,7 +135,26 @@ class Bench:
             raise SystemExit(f"the reader printed no verdict for {path}:\n{text}") from None
         if verdict.get("status") != "ready" or sample.returncode != 0:
             raise SystemExit(f"the reader did not give `ready` for {path}: {text}")
+        if folder is not None:
+            self.settle(journal, path, folder)
         return sample, verdict
+
+    def settle(self, journal: GeneratedJournal, path: str, folder: str) -> None:
+        """Wait until the run's index save is done: a hook run may leave it to a detached
+        child once it has answered (:mod:`plangate.deferred`), which must neither overlap the
+        next timed run nor be missing from it."""
+        index_dir = os.path.join(self.env(folder)["PLANGATE_STATE_ROOT"], "journal-index")
+        size = os.path.getsize(path)
+        if size < deferred.min_bytes():
+            return  # saved before the run ended, if at all
+        until = time.monotonic() + SETTLE_S
+        while time.monotonic() < until:
+            info = os.stat(path)
+            saved = journal_index.load(index_dir, journal.session, path, info, [journal.project])
+            if saved is not None and saved.boundary >= size:
+                return
+            time.sleep(0.005)
+        raise SystemExit(f"no journal index covering {path} was saved within {SETTLE_S:g} s")
 
     def floor(self, case: Case, argv: list[str], peak: bool = False, capture: bool = True) -> None:
         sample = run(argv, env=self.base_env, cwd=self.workdir, peak=peak, capture=capture)

@@ -29,8 +29,11 @@ ROOT = registry.package_root()
 
 def registered(module: str) -> str:
     """The command setup registers: no `site`, plangate's folder as the one argument."""
-    entry = f"import sys; sys.path.insert(0, sys.argv.pop(1)); from {module} import main; "
-    return f'"{PY}" -S -c \'{entry}raise SystemExit(main())\' "{ROOT}"'
+    entry = (
+        "import gc; gc.disable(); import sys; sys.path.insert(0, sys.argv.pop(1)); "
+        f"from {module} import main; from plangate.hooks.runtime import run_process; "
+    )
+    return f'"{PY}" -S -c \'{entry}run_process(main)\' "{ROOT}"'
 
 
 GUARD = registered("plangate.hooks.pre_tool_use")

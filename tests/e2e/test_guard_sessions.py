@@ -10,11 +10,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from plangate.deferred import MIN_BYTES_ENV as DEFER_MIN_BYTES_ENV
 from plangate.harness.autoplan import (
     AutoplanProject,
     Player,
@@ -83,6 +85,24 @@ def project(make_env: MakeEnv) -> Iterator[MakeProject]:
 
 
 def test_entering_phase_2_needs_the_published_phase_1_report(project: MakeProject) -> None:
+    _phase_2_needs_the_phase_1_report(project)
+
+
+def test_the_same_with_every_index_save_left_to_a_detached_child(
+    project: MakeProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With ``PLANGATE_DEFER_MIN_BYTES=0`` each guard run answers, then a detached child
+    saves the journal index (plangate.deferred): the decisions are the same, and the index
+    is there for the next run."""
+    monkeypatch.setenv(DEFER_MIN_BYTES_ENV, "0")
+    state_root = _phase_2_needs_the_phase_1_report(project)
+    deadline = time.monotonic() + 20
+    while not list((state_root / "journal-index").glob("*.index")):
+        assert time.monotonic() < deadline, "no detached child saved the journal index"
+        time.sleep(0.05)
+
+
+def _phase_2_needs_the_phase_1_report(project: MakeProject) -> Path:
     player = Player([])
     autoplan, _ = project(player)
     player.steps = [
@@ -107,6 +127,7 @@ def test_entering_phase_2_needs_the_published_phase_1_report(project: MakeProjec
     assert ("deny", "publication_missing") in logged
     assert logged[-1] == ("allow", None)
     assert all(d["claude_code_version"] == "2.1.332" for d in decisions(autoplan.state_root))
+    return Path(autoplan.state_root)
 
 
 def test_report_and_next_entry_in_one_message_is_unflushed(project: MakeProject) -> None:

@@ -115,7 +115,12 @@ class Env:
         env.update(environ)
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         return subprocess.run(
-            [sys.executable, "-c", f"from {module} import main; raise SystemExit(main())"],
+            [
+                sys.executable,
+                "-c",
+                f"from {module} import main; "
+                "from plangate.hooks.runtime import run_process; run_process(main)",
+            ],
             input=data,
             capture_output=True,
             env=env,

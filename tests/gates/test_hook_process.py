@@ -17,7 +17,10 @@ from testkit.journals import use_id
 from tests.gates.conftest import RANKED, Env, ceo_session, write_file
 
 # As the registration runs it (plangate.hooks.registry.hook_command).
-ENTRY = "from plangate.hooks.subagent_stop import main; raise SystemExit(main())"
+ENTRY = (
+    "from plangate.hooks.subagent_stop import main; "
+    "from plangate.hooks.runtime import run_process; run_process(main)"
+)
 
 
 def _line(result: subprocess.CompletedProcess[bytes]) -> dict[str, Any]:
@@ -207,7 +210,10 @@ def _hooks_at_once(env: Env, payload: dict[str, Any], count: int, **environ: str
     base = {k: v for k, v in os.environ.items() if not k.startswith(("PLANGATE_", "CLAUDE"))}
     base.update(env.environ)
     base.update(environ)
-    entry = "from plangate.hooks.stop import main; raise SystemExit(main())"
+    entry = (
+        "from plangate.hooks.stop import main; "
+        "from plangate.hooks.runtime import run_process; run_process(main)"
+    )
     processes = [
         subprocess.Popen(
             [sys.executable, "-c", entry],

@@ -17,6 +17,8 @@ import pytest
 import plangate.guard
 import plangate.hooks
 import plangate.journal
+from plangate.journal.fast import OPTIONAL
+from tests.conftest import SRC
 
 HOOK_PATH_MODULES = sorted(
     ["plangate.files", "plangate.jsonio", "plangate.locations"]
@@ -123,3 +125,29 @@ def test_the_one_module_from_outside_is_the_fast_parser_loaded_lazily(tmp_path: 
     over = _foreign(added("0"))
     assert MODULE in over
     assert over - {MODULE} <= its_own, f"plangate imported more than {MODULE}: {over}"
+    assert OPTIONAL in its_own and OPTIONAL not in over  # msgspec's optional helper is not
+
+
+def test_the_fast_parser_reads_the_same_without_its_optional_helper(tmp_path: Path) -> None:
+    """msgspec loaded without typing_extensions (as hooks load it) decodes a long line as
+    the standard library does, with the keys the header table names."""
+    journal = tmp_path / "journal.jsonl"
+    line = {"type": "user", "uuid": "u1", "toolUseResult": {"stdout": "x" * 9000, "isAsync": True}}
+    journal.write_text(json.dumps(line) + "\n")
+    probe = (
+        f"import json, sys; sys.path.insert(0, {SRC!r}); from plangate.journal import fast; "
+        "decode = fast.fast_parser(10**9); "
+        f"assert {OPTIONAL!r} not in sys.modules; "
+        "print(json.dumps(decode(open(sys.argv[1], 'rb').read().rstrip())))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-S", "-c", probe, str(journal)],  # as hooks start
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(result.stdout) == {
+        "type": "user",
+        "uuid": "u1",
+        "toolUseResult": {"isAsync": True},
+    }

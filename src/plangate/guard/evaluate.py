@@ -20,6 +20,7 @@ from plangate.guard.state import Installation
 from plangate.journal.events import Event, ToolResult, ToolUse
 from plangate.journal.owners import project_owners
 from plangate.journal.paths import is_owned_path
+from plangate.journal.reader import Verdict, read_journal
 from plangate.journal.records import Record
 from plangate.locations import claude_config_dir, journal_index_dir
 
@@ -81,7 +82,6 @@ def evaluate(payload: dict[str, Any], call: calls.GuardedCall) -> Evaluation:
     except Refusal as refusal:
         return Evaluation(refusal.code, "none", None, refusal.detail)
     cwd = str(payload["cwd"])
-    tool_use_id = str(payload["tool_use_id"])
     installed = installation(cwd, project_dir)
 
     def judge(wait_for_current: bool, windowed: bool = True) -> Evaluation:
@@ -93,14 +93,8 @@ def evaluate(payload: dict[str, Any], call: calls.GuardedCall) -> Evaluation:
     def judged(wait_for_current: bool, windowed: bool) -> Evaluation:
         seen = observe(
             str(payload["transcript_path"]),
-            session_id=str(payload["session_id"]),
-            tool_use_id=tool_use_id,
-            owners=project_owners(project_dir),
-            config_dir=claude_config_dir(),
-            select=invocation_window,
             wait_for_current=wait_for_current,
-            index_dir=journal_index_dir(),
-            tracker=GuardTracker(installed) if windowed and _fold_enabled() else None,
+            **journal_read(payload, project_dir, installed, windowed),
         )
         if seen.code is not None:
             return Evaluation(seen.code, seen.path, seen.version, seen.detail, shapes=seen.shapes)
@@ -134,6 +128,35 @@ def evaluate(payload: dict[str, Any], call: calls.GuardedCall) -> Evaluation:
         # deny, give Claude Code the deadline to journal the call itself, and decide again.
         outcome = judge(wait_for_current=True)
     return outcome
+
+
+def journal_read(
+    payload: dict[str, Any], project_dir: str, installed: Installation, windowed: bool = True
+) -> dict[str, Any]:
+    """The guard's journal read, as keyword arguments of :func:`observe` and of
+    :func:`~plangate.journal.reader.read_journal`, which observe passes them to."""
+    return {
+        "session_id": str(payload["session_id"]),
+        "tool_use_id": str(payload["tool_use_id"]),
+        "owners": project_owners(project_dir),
+        "config_dir": claude_config_dir(),
+        "select": invocation_window,
+        "index_dir": journal_index_dir(),
+        "tracker": GuardTracker(installed) if windowed and _fold_enabled() else None,
+    }
+
+
+def read_ahead(payload: dict[str, Any]) -> Verdict | None:
+    """The first read a phase entry of this call's session would make, decided on by no one:
+    it saves the journal index, with the guard's fold (:mod:`plangate.guard.preindex`).
+    None when the call's project folder is not usable (the guard would refuse it)."""
+    try:
+        project_dir = project_dir_of(payload)
+    except Refusal:
+        return None
+    installed = installation(str(payload["cwd"]), project_dir)
+    arguments = journal_read(payload, project_dir, installed)
+    return read_journal(str(payload["transcript_path"]), **arguments)
 
 
 def _denies(code: str) -> bool:

@@ -2,7 +2,9 @@
 
 Run as ``python -m plangate.hooks.pre_tool_use``. Most calls are not phase entries: they
 are answered at once (``{}``, or an explicit allow for /autoplan's own files), and only the
-standard library and plangate's hook-path modules are loaded. A phase-entry call loads the
+standard library and plangate's hook-path modules are loaded; in a long session such a call
+may also start the pre-index, a detached process that keeps the journal index current
+(:mod:`plangate.guard.preindex`). A phase-entry call loads the
 decision machinery, reads the session journal and decides; every decision is logged.
 An unexpected error is the ``installation`` denial: a broken guard never lets a call through.
 A decision not made within the guard's deadline (``PLANGATE_GUARD_DEADLINE_MS``, 10 s by
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 import os
 
-from plangate.guard import calls
+from plangate.guard import calls, preindex
 from plangate.hooks import protocol
 from plangate.hooks.runtime import HookInputError, deadline_seconds, run_hook, within
 from plangate.journal.paths import is_owned_path
@@ -51,6 +53,7 @@ def decide(payload: Payload) -> Output:
     assert isinstance(tool_input, dict)
     call = calls.classify(tool_name, tool_input, payload["cwd"])
     if call is None:
+        preindex.maybe_start(payload)  # a long session's index kept current, in the background
         return _owned_read(payload, tool_input) or {}
     # Only a phase entry gets here: the decision, its reasons and its log are loaded now,
     # so that the fast path above (most calls) imports none of them.

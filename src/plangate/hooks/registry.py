@@ -115,13 +115,33 @@ def hook_command(module: str, python: str | None = None, root: str | None = None
     # `-c` rather than `-m`: runpy costs a hook ~7 ms of imports on every tool call. `-S`:
     # hooks need only the standard library and plangate, so `site` (about 3 ms of start-up
     # and every .pth file of the environment) is skipped and plangate's folder is put on
-    # the path from the command's one argument.
-    entry = (
-        "import sys; sys.path.insert(0, sys.argv.pop(1)); "
-        f"from {module} import main; raise SystemExit(main())"
-    )
+    # the path from the command's one argument. The cyclic collector is off (about 1 ms of
+    # passes over the modules a hook imports; a hook run makes next to no cycles), and
+    # `run_process` ends it without the interpreter's teardown, after leaving deferred work
+    # (an index save) to a detached child.
+    entry = _entry(module)
     folder = root if root is not None else package_root()
     return f"{shell_quote(os.path.abspath(python))} -S -c '{entry}' {shell_quote(folder)}"
+
+
+def _entry(module: str, defer: bool = True) -> str:
+    return (
+        "import gc; gc.disable(); import sys; sys.path.insert(0, sys.argv.pop(1)); "
+        f"from {module} import main; from plangate.hooks.runtime import run_process; "
+        f"run_process(main{'' if defer else ', defer=False'})"
+    )
+
+
+def hook_argv(module: str, python: str | None = None) -> list[str]:
+    """:func:`hook_command` as an argument list (no shell), for a process a hook starts
+    itself (:mod:`plangate.guard.preindex`): the same flags, entry and plangate folder, but
+    its work is never left to a further child (it runs in the background already, and is
+    done when it ends). Its ``main()`` finds any further arguments in ``sys.argv[1:]``."""
+    if python is None:
+        python = sys.executable
+    if not python:
+        raise ValueError("no Python interpreter path to run (sys.executable is empty)")
+    return [os.path.abspath(python), "-S", "-c", _entry(module, defer=False), package_root()]
 
 
 def is_plangate_command(command: object) -> bool:

@@ -26,6 +26,10 @@ if TYPE_CHECKING:
     from typing import Any
 
 
+INPUT_KEEP_BYTES = 4096
+"""Tool inputs (and typed prompts) of records up to this size are kept in the index."""
+
+
 class EventBuilder:
     """Turns a raw record into events.
 
@@ -36,7 +40,7 @@ class EventBuilder:
 
     __slots__ = ("full", "input_keep_bytes")
 
-    def __init__(self, full: bool, input_keep_bytes: int = 4096) -> None:
+    def __init__(self, full: bool, input_keep_bytes: int = INPUT_KEEP_BYTES) -> None:
         self.full = full
         self.input_keep_bytes = input_keep_bytes
 
@@ -53,7 +57,7 @@ class EventBuilder:
         message_id = message_id if isinstance(message_id, str) else None
         timestamp = raw.get("timestamp")
         timestamp = timestamp if isinstance(timestamp, str) else ""
-        emit = valid_timestamp(timestamp)
+        emit = record.stamped  # valid_timestamp(timestamp), judged once for the record
         content = message.get("content")
         events: list[Event] = []
         slot = 0
@@ -276,6 +280,9 @@ LOCAL_COMMAND_OUTPUT = (
 
 
 def _human_turn(raw: dict[str, Any]) -> bool:
+    # Most user records are tool results: their side-car says so first.
+    if raw.get("toolUseResult") is not None or raw.get("sourceToolUseID") is not None:
+        return False
     if raw.get("isMeta") is True or raw.get("isCompactSummary") is True:
         return False
     message = raw.get("message")
@@ -289,9 +296,7 @@ def _human_turn(raw: dict[str, Any]) -> bool:
     if raw.get("isVisibleInTranscriptOnly") is True:
         return False
     origin = raw.get("origin")
-    if isinstance(origin, dict) and origin.get("kind") not in (None, "human"):
-        return False
-    return raw.get("toolUseResult") is None and raw.get("sourceToolUseID") is None
+    return not isinstance(origin, dict) or origin.get("kind") in (None, "human")
 
 
 def _starts_with_interrupt(content: list[Any]) -> bool:

@@ -1,10 +1,11 @@
 """The optional compiled JSON parser for large journals (the ``fast`` extra: msgspec).
 
 Parsing is most of a cold read of a long session: the standard library takes about 3 ms per
-megabyte, msgspec about half that. msgspec was chosen by measurement (``benchmarks/``) among
-the validating parsers that return the same Python values: it checks UTF-8 everywhere, as
-the ``malformed`` rule needs, and keeps integers of any size exactly (orjson turns those past
-64 bits into floats; pysimdjson's lazy values are no dicts). It is imported only when a read
+megabyte, msgspec about half that, and about a fifth when it decodes only what pass one reads
+(:mod:`.headers`). msgspec was chosen by measurement (``benchmarks/``) among the validating
+parsers that return the same Python values: it checks the JSON of every byte, keeps integers
+of any size exactly (orjson turns those past 64 bits into floats; pysimdjson's lazy values
+are no dicts) and decodes into typed structs. It is imported only when a read
 has at least :data:`FAST_MIN_BYTES` to parse, where it repays its import; without it, or
 with ``$PLANGATE_JOURNAL_FAST_MIN_BYTES`` above the journal's size, the standard library
 reads alone. Lines it rejects go to the standard library, which gives the verdict
@@ -19,6 +20,7 @@ import sys
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from types import ModuleType
 
 FAST_MIN_BYTES_ENV = "PLANGATE_JOURNAL_FAST_MIN_BYTES"
 FAST_MIN_BYTES = 16 * 1024 * 1024
@@ -26,6 +28,7 @@ FAST_MIN_BYTES = 16 * 1024 * 1024
 the parse saves (about 1.5 ms per megabyte)."""
 MODULE = "msgspec"
 """The one module the hook path imports from outside the standard library, and lazily."""
+OPTIONAL = "typing_extensions"
 
 _UNSET: object = object()
 _loaded: object = _UNSET
@@ -47,6 +50,28 @@ def fast_parser(to_parse: int) -> Callable[[bytes], object] | None:
 
 
 def _load() -> Callable[[bytes], object] | None:
+    module = _import()
+    if module is None:
+        return None
+    from plangate.journal.headers import header_decoder
+
+    return header_decoder(module)
+
+
+def _import() -> ModuleType | None:
+    """msgspec, without the optional ``typing_extensions`` it would also load (7 to 20 ms of
+    a hook run; ``typing``'s own helpers do for the plain types plangate decodes into)."""
+    blocked = OPTIONAL not in sys.modules
+    if blocked:
+        sys.modules[OPTIONAL] = None  # type: ignore[assignment]  # an ImportError, for msgspec
+    try:
+        return _find()
+    finally:
+        if blocked and sys.modules.get(OPTIONAL, "") is None:
+            del sys.modules[OPTIONAL]
+
+
+def _find() -> ModuleType | None:
     try:
         import msgspec
     except ImportError:
@@ -62,5 +87,4 @@ def _load() -> Callable[[bytes], object] | None:
             import msgspec
         except ImportError:
             return None
-    decode: Callable[[bytes], object] = msgspec.json.Decoder().decode
-    return decode
+    return msgspec

@@ -155,7 +155,7 @@ class Index:
 
     def add(
         self,
-        fd: int,
+        tail: int,
         boundary: int,
         crc: int,
         lines: int,
@@ -164,15 +164,16 @@ class Index:
         light: list[Event],
     ) -> bool:
         """Cover the journal up to ``boundary`` (a line boundary; ``crc`` of every byte
-        before it): ``kept`` are the records read since the last boundary, ``appended`` those
-        of them in the order, ``light`` their events as numbered, before any reload. False
-        (and nothing added) when an id cannot be kept (it holds the separator)."""
+        before it, ``tail`` of its last :data:`TAIL_BYTES`, :func:`tail_crc`): ``kept`` are
+        the records read since the last boundary, ``appended`` those of them in the order,
+        ``light`` their events as numbered, before any reload. False (and nothing added)
+        when an id cannot be kept (it holds the separator)."""
         if any(SEPARATOR in (record.uuid or "") for record in appended):
             return False
         self.boundary = boundary
         self.crc = crc
         self.lines = lines
-        self.tail = tail_crc(fd, boundary)
+        self.tail = tail
         placed = {record.index for record in appended}
         self.unordered += [
             record.uuid for record in kept if record.uuid is not None and record.index not in placed
@@ -423,15 +424,18 @@ def _append_blobs(index_dir: str, session_id: str, index: Index) -> None:
     index.fresh, index.restart = [], False
 
 
-def prune(index_dir: str, now: float, keep_seconds: float = KEEP_SECONDS) -> None:
-    """Remove indexes (and temporary files a killed writer left) not written for
-    ``keep_seconds``: their sessions are over, and a later read would only read in full."""
+def prune(
+    index_dir: str, now: float, keep_seconds: float = KEEP_SECONDS, also: tuple[str, ...] = ()
+) -> None:
+    """Remove indexes (and temporary files a killed writer left, and files ending in one of
+    ``also``) not written for ``keep_seconds``: their sessions are over, and a later read
+    would only read in full."""
     try:
         names = os.listdir(index_dir)
     except OSError:
         return
     for name in names:
-        if not name.endswith((SUFFIX, EVENTS_SUFFIX, ".tmp")):
+        if not name.endswith((SUFFIX, EVENTS_SUFFIX, ".tmp", *also)):
             continue
         path = os.path.join(index_dir, name)
         try:

@@ -20,6 +20,7 @@ import gc
 import os
 import time
 
+from plangate import deferred
 from plangate.journal import codes
 from plangate.journal.building import EventBuilder
 from plangate.journal.chain import extend_tip
@@ -232,13 +233,54 @@ def _read_open(
         tracked = tracker.fold(tracker.start(), 0, ordered, reloader(reading.fd, bases))
     _finish(verdict, reading, ordered, bases)
     if keep and index_dir is not None and anchor is not None:
-        _start_index(index_dir, verdict, reading, found, records, ordered, light, anchor, tracked)
+        from plangate.journal.index import tail_crc  # only journals worth an index
+
+        # What the save needs, taken now: the read closes the journal, and the caller may
+        # change the verdict, before a deferred save runs.
+        tail, kept = tail_crc(fd, size), _Kept(verdict)
+
+        def start() -> None:
+            _start_index(
+                index_dir, kept, reading, found, records, ordered, light, anchor, tracked, tail
+            )
+
+        deferred.defer(start, size)  # after the answer, for a long journal's hook run
     return verdict
+
+
+class _Kept:
+    """The verdict's values an index saves, as they were when the read ended."""
+
+    __slots__ = (
+        "path",
+        "session_id",
+        "dropped",
+        "owner",
+        "genesis",
+        "root_shape",
+        "digest",
+        "records",
+        "version",
+        "stray",
+    )
+
+    def __init__(self, verdict: Verdict) -> None:
+        assert verdict.prefix is not None and verdict.session_id is not None
+        self.path = verdict.path
+        self.session_id: str = verdict.session_id
+        self.dropped = dict(verdict.dropped)
+        self.owner = verdict.owner
+        self.genesis = verdict.genesis
+        self.root_shape = verdict.root_shape
+        self.digest = int(verdict.prefix.digest, 16)
+        self.records = verdict.records
+        self.version = verdict.claude_code_version
+        self.stray = dict(verdict.stray_tool_uses)
 
 
 def _start_index(
     index_dir: str,
-    verdict: Verdict,
+    kept: _Kept,
     reading: _Reading,
     found: Scan,
     records: list[Record],
@@ -246,23 +288,24 @@ def _start_index(
     light: list[Event],
     anchor: Record,
     tracked: object,
+    tail: int,
 ) -> None:
     """Save an index of this full read, when a later read can go on from it."""
     from plangate.journal import index as journal_index  # only journals worth an index
 
     owners = tuple(reading.owners) if reading.owners is not None else None
     fresh = journal_index.begin(
-        verdict.path, reading.info, owners, records, ordered, anchor, verdict.dropped
+        kept.path, reading.info, owners, records, ordered, anchor, kept.dropped
     )
     if fresh is None:
         return
     journal_index.prune(index_dir, time.time())
-    fresh.owner = verdict.owner
-    fresh.genesis = verdict.genesis
-    fresh.root_shape = verdict.root_shape
+    fresh.owner = kept.owner
+    fresh.genesis = kept.genesis
+    fresh.root_shape = kept.root_shape
     if reading.tracker is not None and tracked is not None:
         fresh.tracker_key, fresh.tracked = reading.tracker.key, tracked
-    _save(index_dir, verdict, reading, fresh, found, ordered, light)
+    _save(index_dir, kept, fresh, found, ordered, light, tail)
 
 
 def _read_indexed(verdict: Verdict, reading: _Reading, index_dir: str) -> Verdict:
@@ -271,6 +314,7 @@ def _read_indexed(verdict: Verdict, reading: _Reading, index_dir: str) -> Verdic
 
     fd, info = reading.fd, reading.info
     assert verdict.session_id is not None
+    deferred.drain()  # a save this process deferred (a second read in one hook run) first
     saved = journal_index.load(index_dir, verdict.session_id, verdict.path, info, reading.owners)
     if saved is None or not journal_index.tail_matches(fd, saved):
         return _read_open(verdict, reading, True, None, index_dir)
@@ -343,38 +387,30 @@ def _read_indexed(verdict: Verdict, reading: _Reading, index_dir: str) -> Verdic
             saved.tracked = tracker.fold(tracker.start(), 0, ordered, reloader(fd, bases))
         _finish(verdict, reading, ordered, bases)
     if found.complete and found.size > saved.boundary:
-        _save(index_dir, verdict, reading, saved, found, appended, light)
+        tail = journal_index.tail_crc(fd, found.size)
+        _save(index_dir, _Kept(verdict), saved, found, appended, light, tail)
     return verdict
 
 
 def _save(
     index_dir: str,
-    verdict: Verdict,
-    reading: _Reading,
+    kept: _Kept,
     saved: journal_index.Index,
     found: Scan,
     appended: list[Record],
     light: list[Event],
+    tail: int,
 ) -> None:
     """Add what this read found to the index and save it (a failure only costs the next
-    read a full one)."""
+    read a full one). ``tail`` is the CRC of the journal's last bytes before the boundary."""
     from plangate.journal import index as journal_index
 
-    assert verdict.prefix is not None and verdict.session_id is not None
-    if not saved.add(
-        reading.fd,
-        found.size,
-        int(verdict.prefix.digest, 16),
-        found.lines,
-        found.records,
-        appended,
-        light,
-    ):
+    if not saved.add(tail, found.size, kept.digest, found.lines, found.records, appended, light):
         return
-    saved.records = verdict.records
-    saved.version = verdict.claude_code_version
-    saved.stray = verdict.stray_tool_uses
-    journal_index.save(index_dir, verdict.session_id, saved)
+    saved.records = kept.records
+    saved.version = kept.version
+    saved.stray = kept.stray
+    journal_index.save(index_dir, kept.session_id, saved)
 
 
 def _finish(

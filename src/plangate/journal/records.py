@@ -27,10 +27,18 @@ def valid_id(value: object) -> TypeGuard[str]:
     )
 
 
+_DIGITS = str.maketrans("0123456789", "dddddddddd")
+_SHAPE = "dddd-dd-ddTdd:dd:dd"
+
+
 def valid_timestamp(value: object) -> bool:
     """An ISO 8601 UTC timestamp as Claude Code writes it (``2026-10-02T14:11:33.280Z``)."""
     if not isinstance(value, str) or not 19 <= len(value) <= 40:
         return False
+    head = value[:19]
+    if head.isascii():  # what Claude Code writes: one translation, twice as fast
+        return head.translate(_DIGITS) == _SHAPE
+    # Other digits (``str.isdigit`` takes any script's) are judged as they always were.
     date, t, clock = value[:10], value[10], value[11:19]
     return (
         t == "T"
@@ -95,6 +103,7 @@ class Record:
         "version",
         "array_content",
         "metadata",
+        "stamped",
         "events",
         "slots",
     )
@@ -140,7 +149,7 @@ class Record:
             self.parent_null = self.via_logical_parent = self.node = False
             self.sidechain = get("isSidechain") is not False
             self.cwd: str | None = None
-            self.conversation = self.session_start = False
+            self.conversation = self.session_start = self.stamped = False
             return
         self.metadata = False
         uuid = get("uuid")
@@ -157,15 +166,17 @@ class Record:
         self.sidechain = get("isSidechain") is not False
         cwd = get("cwd")
         self.cwd = cwd if type(cwd) is str and is_absolute(cwd) else None
+        # Whether it has a valid timestamp: a node needs one, and so does each of its events.
+        self.stamped = stamped = valid_timestamp(get("timestamp"))
         self.node = (
-            not self.agent
+            stamped
+            and not self.agent
             and not self.sidechain
             and self.cwd is not None
             and self.uuid is not None
-            and valid_timestamp(get("timestamp"))
         )
         self.conversation = not self.agent and self.role in ("user", "assistant")
-        self.session_start = _is_session_start_hook(raw, record_type, has_message)
+        self.session_start = not has_message and _is_session_start_hook(raw, record_type)
 
     @classmethod
     def indexed(
@@ -210,9 +221,8 @@ class Record:
 _MISSING = object()
 
 
-def _is_session_start_hook(raw: dict[str, Any], record_type: str | None, has_message: bool) -> bool:
-    if has_message:
-        return False
+def _is_session_start_hook(raw: dict[str, Any], record_type: str | None) -> bool:
+    """Whether a record without a message is a SessionStart hook's."""
     if record_type == "attachment":
         attachment = raw.get("attachment")
         if not isinstance(attachment, dict) or attachment.get("hookEvent") != "SessionStart":

@@ -1,0 +1,122 @@
+"""The guard's pre-index in a real Claude Code session (plangate.guard.preindex).
+
+The real CLI runs the registered hook on a Read of a project file (a non-phase call) in a
+first turn. With the pre-index's threshold lowered to this small journal, that hook run
+starts the detached pre-index; once it has ended, the session is resumed with /autoplan, whose
+first phase entry (the CEO driver Read after init) finds the index it saved: its read goes on
+from it and appends a delta to the same file. Switched off, the same entry is a cold read,
+which writes the index's first snapshot. Both sessions' decisions are the same (each windowed
+decision also checked against the full one, as the guard scenarios do).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from plangate.guard import preindex
+from plangate.guard.evaluate import FOLD_CHECK_ENV
+from plangate.harness.autoplan import AutoplanProject, Player, decisions
+from plangate.harness.claude import ClaudeEnv
+from plangate.harness.standin import StandIn, tool_use
+from plangate.journal import index as journal_index
+from plangate.journal.reader import INDEX_MIN_BYTES_ENV
+from testkit.recorded import tool_calls, tool_results
+
+pytestmark = pytest.mark.e2e
+
+MakeEnv = Callable[[StandIn], ClaudeEnv]
+WAIT_S = 60.0
+
+
+@pytest.fixture
+def autoplan(make_env: MakeEnv) -> Iterator[Callable[[Player], AutoplanProject]]:
+    made: list[StandIn] = []
+
+    def make(player: Player) -> AutoplanProject:
+        model = StandIn(player)
+        model.__enter__()
+        made.append(model)
+        project = AutoplanProject(make_env(model))
+        project.setup()
+        return project
+
+    yield make
+    for model in made:
+        model.__exit__(None, None, None)
+
+
+def _session(make: Callable[[Player], AutoplanProject], on: bool, trace: Path) -> None:
+    """A turn that reads a project file, then, resumed, /autoplan's init and its first phase
+    entry."""
+    player = Player([])
+    project = make(player)
+    env = {
+        INDEX_MIN_BYTES_ENV: "0",
+        preindex.MIN_BYTES_ENV: "0",
+        FOLD_CHECK_ENV: str(trace),
+        preindex.ENV: "1" if on else "0",
+    }
+    # A first turn, so that the journal exists when the Read's hook runs (Claude Code may
+    # not have written a new session's file yet when its first tool call's hook runs).
+    player.steps = ["Hello."]
+    opening = project.run("Hello.", player, env=env)
+    assert opening.ok, opening.describe()
+    player.steps = [
+        tool_use("Read", file_path=str(project.project / "notes.txt")),
+        "The notes have two lines.",
+    ]
+    first = project.run("Summarise notes.txt, please.", player, env=env, resume=opening.session_id)
+    assert first.ok, first.describe()
+    index_dir = project.state_root / "journal-index"
+    markers = list(index_dir.glob("*" + preindex.SUFFIX)) if index_dir.exists() else []
+    assert len(markers) == (1 if on else 0), markers
+    until = time.monotonic() + WAIT_S
+    while markers and preindex.running(str(markers[0])):
+        assert time.monotonic() < until, "the pre-index did not end"
+        time.sleep(0.01)
+    assert first.journal_path is not None
+    before = _saved(project, first.journal_path)
+    assert (before is not None) == on, before
+    player.steps = [project.init(), project.read_driver("ceo"), "CEO phase started."]
+    second = project.run("/autoplan plan.md", player, env=env, resume=first.session_id)
+    assert second.ok, second.describe()
+    assert second.journal_path is not None and second.journal_path == first.journal_path
+    results = tool_results(second.journal_path)
+    reads = [
+        results[call_id]
+        for call_id, tool, tool_input in tool_calls(second.journal_path)
+        if tool == "Read" and call_id in results
+    ]
+    assert len(reads) == 2 and not any(is_error for is_error, _ in reads), reads
+    logged = [(d["decision"], d["code"]) for d in decisions(project.state_root)]
+    assert logged == [("allow", None)], logged  # the CEO entry; the notes Read logs nothing
+    after = _saved(project, second.journal_path)
+    assert after is not None
+    if before is not None:  # the entry's read went on from the pre-index's index: a delta
+        assert after == (before[0], before[1] + 1), (before, after)
+    else:  # a cold read: the index it started, a snapshot
+        assert after[1] == 1, after
+
+
+def _saved(project: AutoplanProject, journal: Path) -> tuple[int, int] | None:
+    """The session's usable journal index: its file's inode and frame count."""
+    index_dir = str(project.state_root / "journal-index")
+    session_id = journal.name.removesuffix(".jsonl")
+    found = journal_index.load(
+        index_dir, session_id, str(journal), os.stat(journal), [str(project.project)]
+    )
+    if found is None:
+        return None
+    return os.stat(journal_index.index_file(index_dir, session_id)).st_ino, found.frames
+
+
+@pytest.mark.parametrize("on", [True, False], ids=["pre-index", "switched-off"])
+def test_a_non_phase_read_readies_the_index_for_the_first_phase_entry(
+    autoplan: Callable[[Player], AutoplanProject], tmp_path: Path, on: bool
+) -> None:
+    _session(autoplan, on, tmp_path / "fold-check.log")
