@@ -94,6 +94,7 @@ class GuardTracker(Tracker):
             events = record.events
             picked = False
             full = False
+            human = False
             for event in events:
                 if isinstance(event, ToolUse) and event.name == "Bash":
                     command = event.input.get("command") if event.input else None
@@ -105,9 +106,11 @@ class GuardTracker(Tracker):
                             inits.append([at, init_pair(command)])
                 elif isinstance(event, ToolResult) and event.tool_use_id in bash:
                     picked = True
+                elif event.kind == "human_turn":
+                    human = True
             if picked:
                 chosen.append(at)
-            if any(event.kind == "human_turn" for event in events):
+            if human:
                 turns.append(at)
                 snapshots[at] = disarm.dump()
             for event in reload(record) if full else events:

@@ -16,12 +16,15 @@ SEARCHES = 16
 
 class Joined:
     """The ids as one string; after :data:`SEARCHES` lookups (a full read's fold asks
-    thousands) it also keeps them as a set, so that many lookups stay linear."""
+    thousands) it also keeps them as a set, so that many lookups stay linear. Ids added are
+    gathered in a list and joined to the string once it is asked for (adding to a long
+    string one id at a time would copy it each time)."""
 
-    __slots__ = ("text", "searches", "seen")
+    __slots__ = ("_text", "added", "searches", "seen")
 
     def __init__(self, text: str = SEPARATOR) -> None:
-        self.text = text
+        self._text = text
+        self.added: list[str] = []
         self.searches = 0
         self.seen: set[str] | None = None
 
@@ -32,13 +35,20 @@ class Joined:
             joined.add(item)
         return joined
 
+    @property
+    def text(self) -> str:
+        if self.added:
+            self._text += SEPARATOR.join(self.added) + SEPARATOR
+            self.added = []
+        return self._text
+
     def __contains__(self, item: object) -> bool:
         if not isinstance(item, str):
             return False
         if self.seen is None:
             self.searches += 1
             if self.searches <= SEARCHES:
-                return SEPARATOR + item + SEPARATOR in self.text
+                return SEPARATOR + item + SEPARATOR in self._text or item in self.added
             self.seen = set(self.items())
         return item in self.seen
 
@@ -47,10 +57,11 @@ class Joined:
         if SEPARATOR in item:
             return False
         if item not in self:
-            self.text += item + SEPARATOR
+            self.added.append(item)
             if self.seen is not None:
                 self.seen.add(item)
         return True
 
     def items(self) -> list[str]:
-        return self.text[1:-1].split(SEPARATOR) if len(self.text) > 1 else []
+        text = self.text
+        return text[1:-1].split(SEPARATOR) if len(text) > 1 else []
