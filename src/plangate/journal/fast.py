@@ -39,7 +39,7 @@ def fast_min_bytes() -> int:
     return int(configured) if configured.isdigit() else FAST_MIN_BYTES
 
 
-def fast_parser(to_parse: int) -> Callable[[bytes], object] | None:
+def fast_parser(to_parse: int) -> Callable[[bytes | memoryview, bool], object] | None:
     """The compiled parser when ``to_parse`` bytes make it worth importing, else None."""
     global _loaded
     if to_parse < fast_min_bytes():
@@ -49,7 +49,7 @@ def fast_parser(to_parse: int) -> Callable[[bytes], object] | None:
     return _loaded  # type: ignore[return-value]
 
 
-def _load() -> Callable[[bytes], object] | None:
+def _load() -> Callable[[bytes | memoryview, bool], object] | None:
     module = _import()
     if module is None:
         return None

@@ -104,7 +104,7 @@ def project(value: object, spec: Spec | list[Spec] | None) -> object:
 
 def header_decoder(
     msgspec: ModuleType, whole_max: int = INPUT_KEEP_BYTES
-) -> Callable[[bytes], object]:
+) -> Callable[[bytes | memoryview, bool], object]:
     """A decoder of journal lines: lines over ``whole_max`` bytes as :func:`project` of
     :data:`LINE` would give them, shorter ones whole. It raises on whatever it cannot
     decode so (not JSON, not UTF-8, not an object, a number out of its range): the caller
@@ -113,11 +113,14 @@ def header_decoder(
     headers = msgspec.json.Decoder(_struct(msgspec, LINE, "Line")).decode
     builtins = msgspec.to_builtins
 
-    def decode(line: bytes) -> object:
+    def decode(line: bytes | memoryview, ascii: bool = False) -> object:
+        """``ascii``: the line is known to be all ASCII (the read it came from was)."""
         if len(line) <= whole_max:
             return whole(line)
-        if not line.isascii():
-            check_utf8(line)  # the strings msgspec skips are checked here
+        if not ascii:
+            data = bytes(line)
+            if not data.isascii():
+                check_utf8(data)  # the strings msgspec skips are checked here
         return builtins(headers(line))
 
     return decode
