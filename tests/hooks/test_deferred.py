@@ -36,6 +36,10 @@ def main():
         with open(target + ".tmp", "w") as handle:
             handle.write(str(os.getsid(0)) + " " + str(os.getppid()))
         os.replace(target + ".tmp", target)
+    def broken():
+        raise RuntimeError("a bug in deferred work")
+    if sys.argv[2] == "broken":
+        work = broken
     deferred.defer(work, 10**12)  # over any threshold
     print("answered", flush=False)  # left in the buffer: run_process flushes it
     return 3
@@ -43,12 +47,13 @@ def main():
 
 
 def _run(
-    tmp_path: Path, defer: bool, sleep: float
+    tmp_path: Path, defer: bool, sleep: float | str, fork: bool = True
 ) -> tuple[float, subprocess.CompletedProcess[str]]:
     module = tmp_path / "slow_hook.py"
     module.write_text(SLOW_WORK)
     entry = (
-        f"import sys; sys.path[:0] = [{SRC!r}, {str(tmp_path)!r}]; "
+        ("" if fork else "import os; del os.fork; ")  # as on Windows
+        + f"import sys; sys.path[:0] = [{SRC!r}, {str(tmp_path)!r}]; "
         "from slow_hook import main; from plangate.hooks.runtime import run_process; "
         f"run_process(main, defer={defer})"
     )
@@ -86,6 +91,18 @@ def test_without_deferral_the_work_is_done_before_the_process_ends(tmp_path: Pat
     assert (done.returncode, done.stdout) == (3, "answered\n")
     assert took >= 0.5
     assert (tmp_path / "done").exists()
+
+
+def test_without_fork_the_work_is_done_before_the_answer_ends(tmp_path: Path) -> None:
+    took, done = _run(tmp_path, defer=True, sleep=0.5, fork=False)
+    assert (done.returncode, done.stdout, done.stderr) == (3, "answered\n", "")
+    assert took >= 0.5 and (tmp_path / "done").exists()
+
+
+def test_deferred_work_that_fails_never_changes_the_answer(tmp_path: Path) -> None:
+    for fork in (True, False):
+        _, done = _run(tmp_path, defer=True, sleep="broken", fork=fork)
+        assert (done.returncode, done.stdout, done.stderr) == (3, "answered\n", "")
 
 
 def test_in_process_work_is_not_deferred_and_drain_runs_what_was(

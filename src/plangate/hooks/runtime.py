@@ -107,10 +107,16 @@ def _detach() -> None:
     Returns in the parent only."""
     from plangate import deferred
 
+    fork = getattr(os, "fork", None)  # none on Windows
     try:
-        child = os.fork()
+        child = fork() if fork is not None else -1
     except OSError:
-        deferred.drain()
+        child = -1
+    if child < 0:
+        try:
+            deferred.drain()
+        except Exception:  # noqa: BLE001 - the answer is out; the work is a cache
+            deferred.forget()
         return
     if child:
         deferred.forget()
