@@ -381,6 +381,7 @@ class GuardBench(jd.Bench):
         session = self.session(journal, "append")
         tool_id = session.new_tool_id()
         self.guard(session, tool_id, session.driver, "payload")
+        self.settled_index(session, None)  # its save may be a detached child's: let it end
         session.unjournaled_read_ran(tool_id)
         sizes: dict[str, list[int]] = {"journal": [], "payload": []}
         for round_ in range(self.repeat + (1 if self.peaks else 0)):
@@ -540,6 +541,7 @@ class GuardBench(jd.Bench):
             if after_append:
                 tool_id = session.new_tool_id()
                 self.guard(session, tool_id, session.driver, "payload")
+                self.settled_index(session, None)  # a detached child may save its index
                 session.unjournaled_read_ran(tool_id)
                 session.append_bulk()
             if path == "journal":
