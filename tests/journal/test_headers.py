@@ -60,18 +60,19 @@ def _light(raw: dict[str, object], record: Record, keep_bytes: int) -> list[dict
 
 @pytest.mark.parametrize("path", FILES, ids=_rel)
 def test_decoding_through_the_table_is_the_projection_of_the_whole_line(path: Path) -> None:
-    decode = headers.header_decoder(msgspec, whole_max=0)
-    decoded = 0
-    for line in _lines(path):
-        whole = _whole(line)
-        try:
-            value = decode(line, False)
-        except Exception:  # the standard library then judges the line (parse_line)
-            continue
-        decoded += 1
-        assert isinstance(whole, dict), line[:120]
-        assert value == headers.project(whole, headers.LINE), line[:120]
-    assert decoded, "no line of the journal went through the header decoder"
+    for keep_max, table in ((0, headers.LINE), (10**9, headers.KEPT_LINE)):
+        decode = headers.header_decoder(msgspec, keep_max=keep_max)
+        decoded = 0
+        for line in _lines(path):
+            whole = _whole(line)
+            try:
+                value = decode(line, False)
+            except Exception:  # the standard library then judges the line (parse_line)
+                continue
+            decoded += 1
+            assert isinstance(whole, dict), line[:120]
+            assert value == headers.project(whole, table), line[:120]
+        assert decoded, "no line of the journal went through the header decoder"
 
 
 @pytest.mark.parametrize("path", FILES, ids=_rel)
@@ -85,9 +86,14 @@ def test_pass_one_reads_no_key_the_table_leaves_out(path: Path) -> None:
         full_record = Record(number, 0, len(line), whole)
         header_record = Record(number, 0, len(line), projected)
         assert _record_state(header_record) == _record_state(full_record), line[:120]
-        # Long lines keep no tool input (the table reads only that it is an object); short
-        # ones are decoded whole, so their inputs are compared only when kept.
+        # Long lines keep no tool input (the table reads only that it is an object).
         assert _light(projected, header_record, 0) == _light(whole, full_record, 0), line[:120]
+        # Short ones are read with their inputs, which the index keeps.
+        kept = headers.project(whole, headers.KEPT_LINE)
+        assert isinstance(kept, dict)
+        keep = len(line)
+        kept_record = Record(number, 0, len(line), kept)
+        assert _light(kept, kept_record, keep) == _light(whole, full_record, keep), line[:120]
 
 
 def test_the_benchmark_journals_lines_read_the_same(tmp_path: Path) -> None:
@@ -106,7 +112,8 @@ def test_the_benchmark_journals_lines_read_the_same(tmp_path: Path) -> None:
         whole = _whole(line)
         assert isinstance(whole, dict)
         value = decode(line, False)
-        expected = whole if len(line) <= INPUT_KEEP_BYTES else headers.project(whole, headers.LINE)
+        short = len(line) <= INPUT_KEEP_BYTES
+        expected = headers.project(whole, headers.KEPT_LINE if short else headers.LINE)
         assert value == expected
         assert isinstance(value, dict)
         record = Record(number, 0, len(line), value)
@@ -176,13 +183,15 @@ def test_every_shape_the_journal_writer_knows_reads_the_same_padded_long() -> No
         assert _light(value, record_from_header, 0) == _light(record, record_from_whole, 0)
 
 
-def test_a_damaged_byte_in_a_skipped_value_is_malformed() -> None:
+@pytest.mark.parametrize("length", [INPUT_KEEP_BYTES + 100, 200], ids=["long", "short"])
+def test_a_damaged_byte_in_a_skipped_value_is_malformed(length: int) -> None:
     """msgspec skips the values the table does not name without checking their UTF-8: the
     decoder checks the line first, and parse_line's verdict is the standard library's."""
     fast = headers.header_decoder(msgspec)
-    filler = "x" * (INPUT_KEEP_BYTES + 100)
+    table = headers.LINE if length > INPUT_KEEP_BYTES else headers.KEPT_LINE
+    filler = "x" * length
     good = json.dumps({"type": "user", "toolUseResult": {"stdout": filler + "é"}}).encode()
-    assert parse_line(good, 0, fast) == headers.project(json.loads(good), headers.LINE)
+    assert parse_line(good, 0, fast) == headers.project(json.loads(good), table)
     for damage in (b"\xff", b"\xed\xa0\x80", b"\xc0\xaf", b"\xc3"):
         line = good.replace(b"\\u00e9", damage)
         assert damage in line

@@ -14,7 +14,7 @@ from it as from the whole line. Two things the table cannot keep are handled aro
 
 - a tool call's ``input`` is only checked to be an object (``{}``): the index keeps the
   inputs of records up to :data:`.building.INPUT_KEEP_BYTES` only, so lines that short are
-  decoded whole;
+  decoded with their inputs (:data:`KEPT_LINE`);
 - msgspec checks the UTF-8 of the strings it decodes but not of those it skips, so a line
   that is not all ASCII is checked first (:func:`check_utf8`), as the ``malformed`` rule
   requires.
@@ -102,26 +102,35 @@ def project(value: object, spec: Spec | list[Spec] | None) -> object:
     return {key: project(item, spec[key]) for key, item in value.items() if key in spec}
 
 
+KEPT_LINE: Spec = {
+    **LINE,
+    "message": {
+        **LINE["message"],  # type: ignore[dict-item]
+        "content": [{**_BLOCK, "input": WHOLE}],
+    },
+}
+""":data:`LINE` with tool inputs read whole: how lines of at most
+:data:`.building.INPUT_KEEP_BYTES` are read, whose inputs the index keeps."""
+
+
 def header_decoder(
-    msgspec: ModuleType, whole_max: int = INPUT_KEEP_BYTES
+    msgspec: ModuleType, keep_max: int = INPUT_KEEP_BYTES
 ) -> Callable[[bytes | memoryview, bool], object]:
-    """A decoder of journal lines: lines over ``whole_max`` bytes as :func:`project` of
-    :data:`LINE` would give them, shorter ones whole. It raises on whatever it cannot
-    decode so (not JSON, not UTF-8, not an object, a number out of its range): the caller
-    then asks the standard library."""
-    whole = msgspec.json.Decoder().decode
+    """A decoder of journal lines, as :func:`project` would give them: lines of at most
+    ``keep_max`` bytes with :data:`KEPT_LINE`, longer ones with :data:`LINE`. It raises on
+    whatever it cannot decode so (not JSON, not UTF-8, not an object, a number out of its
+    range): the caller then asks the standard library."""
+    kept = msgspec.json.Decoder(_struct(msgspec, KEPT_LINE, "KeptLine")).decode
     headers = msgspec.json.Decoder(_struct(msgspec, LINE, "Line")).decode
     builtins = msgspec.to_builtins
 
     def decode(line: bytes | memoryview, ascii: bool = False) -> object:
         """``ascii``: the line is known to be all ASCII (the read it came from was)."""
-        if len(line) <= whole_max:
-            return whole(line)
         if not ascii:
             data = bytes(line)
             if not data.isascii():
                 check_utf8(data)  # the strings msgspec skips are checked here
-        return builtins(headers(line))
+        return builtins((kept if len(line) <= keep_max else headers)(line))
 
     return decode
 
