@@ -21,7 +21,7 @@ import pytest
 
 from plangate.journal import ERROR, MISSING, READY, read_journal
 from plangate.journal.codes import ERROR_STATUS_REASONS, UNRECOGNIZED_SHAPE, base_code
-from tests.journal.conftest import CORPUS
+from tests import corpus
 
 pytestmark = pytest.mark.fuzz
 
@@ -39,9 +39,7 @@ SOURCES = [
 def _corpus() -> list[list[dict[str, Any]]]:
     journals = []
     for name in SOURCES:
-        path = CORPUS / name
-        if not path.is_file():
-            pytest.fail(f"the corpus is missing: {path} (CI has ../shared/corpus)")
+        path = corpus.journal(name)
         lines = path.read_text(encoding="utf-8").splitlines()
         journals.append([json.loads(line) for line in lines if line.strip()])
     return journals
@@ -88,6 +86,7 @@ def _tool_uses(records: list[dict[str, Any]]) -> list[str]:
     return found
 
 
+@corpus.needed
 def test_mutated_real_journals_always_get_a_verdict(tmp_path: Path) -> None:
     rnd = random.Random(int(os.environ.get("PLANGATE_FUZZ_SEED", "8")))
     journals = _corpus()
@@ -195,6 +194,7 @@ def _fingerprint(verdict: Any) -> tuple[Any, ...]:
     )
 
 
+@corpus.needed
 def test_mutated_journals_read_the_same_with_the_compiled_parser(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

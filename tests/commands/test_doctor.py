@@ -223,24 +223,24 @@ def test_the_command_line(world: World) -> None:
     assert json.loads(done.stdout)["healthy"] is True
 
 
+@pytest.mark.corpus
 def test_an_unverified_version_is_told_what_the_survey_finds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Real journals of Claude Code 2.1.38 (the public corpus), surveyed as doctor does."""
     from plangate.install_checks import survey_summary
     from testkit.journals import journal_path
+    from tests import corpus
     from tests.commands.test_journal_survey import root_record
-    from tests.journal.conftest import CORPUS
 
-    if not CORPUS.is_dir():
-        pytest.skip(f"the public transcript corpus is not at {CORPUS}")
+    found = corpus.require()
     config = tmp_path / "claude"
     config.mkdir()
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
     for name in ("spotter/short.jsonl", "spotter/tool_heavy.jsonl"):
-        root = root_record(CORPUS / name)
+        root = root_record(found / name)
         target = journal_path(config, str(root["cwd"]), str(root["sessionId"]))
-        shutil.copyfile(CORPUS / name, target)
+        shutil.copyfile(found / name, target)
     assert survey_summary("2.1.38") == (
         "`plangate journal survey` finds 2 journal(s) of Claude Code 2.1.38 in the last 14 "
         "days, 2 ready"

@@ -1,9 +1,9 @@
 """``plangate journal survey`` on a Claude Code folder holding real journals.
 
 The journals are copies of files from the public transcript corpus
-(``../shared/corpus/public-transcripts``, located as :mod:`tests.journal.conftest` does), put
+(``../shared/corpus/public-transcripts``, located by :mod:`tests.corpus`), put
 where Claude Code writes them: ``<config>/projects/<slug>/<session>.jsonl`` with the session id
-of their records. Without the corpus these tests fail; they never skip.
+of their records. Without the corpus these tests skip (:mod:`tests.corpus`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from plangate.commands import journal_survey
 from plangate.commands.journal_survey import collect, survey
 from plangate.errors import UsageError
 from testkit.journals import journal_path
-from tests.journal.conftest import CORPUS
+from tests import corpus
+from tests.corpus import CORPUS
 
 # Main sessions of four Claude Code versions, all ready in the hook layout (test_corpus).
 MAIN = {
@@ -110,7 +111,7 @@ def _digest(path: Path) -> str:
 
 @pytest.fixture
 def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Folder:
-    assert CORPUS.is_dir(), f"the public transcript corpus is not checked out at {CORPUS}"
+    corpus.require()
     made = Folder(tmp_path)
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(made.config))
     return made
@@ -127,6 +128,7 @@ def run_cli(*args: str, config: Path | str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@corpus.needed
 def test_every_real_main_journal_is_ready_and_nothing_is_written(folder: Folder) -> None:
     ignored = folder.add_ignored()
     before = folder.fingerprint()
@@ -158,6 +160,7 @@ def test_every_real_main_journal_is_ready_and_nothing_is_written(folder: Folder)
     )
 
 
+@corpus.needed
 def test_a_malformed_journal_is_a_verdict_with_its_code(folder: Folder) -> None:
     broken = folder.add_malformed()
     out = io.StringIO()
@@ -177,6 +180,7 @@ def test_a_malformed_journal_is_a_verdict_with_its_code(folder: Folder) -> None:
     assert "6 journals, 5 ready, 1 not:" in out.getvalue()
 
 
+@corpus.needed
 def test_odd_files_get_verdicts_not_tracebacks(folder: Folder) -> None:
     project = folder.projects / "-odd"
     project.mkdir()
@@ -198,6 +202,7 @@ def test_odd_files_get_verdicts_not_tracebacks(folder: Folder) -> None:
     }
 
 
+@corpus.needed
 def test_a_journal_over_the_time_budget_is_skipped_as_timeout(folder: Folder) -> None:
     report = collect(file_seconds=0.001)  # less than any process start
     assert {(row["status"], row["reason"]) for row in report["journals"]} == {("error", "timeout")}
@@ -205,6 +210,7 @@ def test_a_journal_over_the_time_budget_is_skipped_as_timeout(folder: Folder) ->
     assert report["summary"]["by_verdict"] == {"error:timeout": len(MAIN)}
 
 
+@corpus.needed
 def test_a_worker_that_dies_is_reader_failed(
     folder: Folder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -214,6 +220,7 @@ def test_a_worker_that_dies_is_reader_failed(
     assert rows[0]["detail"] == "the reader failed: MemoryError: out of memory"
 
 
+@corpus.needed
 def test_since_keeps_journals_modified_in_the_last_days(folder: Folder) -> None:
     old = time.time() - 10 * 86400
     stale = [folder.main["spotter/short.jsonl"], folder.main["agtrace/claude_session.jsonl"]]
@@ -225,6 +232,7 @@ def test_since_keeps_journals_modified_in_the_last_days(folder: Folder) -> None:
     assert len(collect(since_days=0.5)["journals"]) == len(MAIN) - 2
 
 
+@corpus.needed
 @pytest.mark.parametrize("days", [0, -1, float("nan"), float("inf")])
 def test_since_must_be_a_positive_number(folder: Folder, days: float) -> None:
     with pytest.raises(UsageError, match="positive number of days"):
@@ -242,6 +250,7 @@ def test_no_journals_is_a_message_and_exit_0(tmp_path: Path) -> None:
     assert (as_json["journals"], as_json["ready"]) == ([], True)
 
 
+@corpus.needed
 def test_the_cli_json_shape_and_exit_0(folder: Folder) -> None:
     folder.add_ignored()
     result = run_cli("--json", config=folder.config)
@@ -258,6 +267,7 @@ def test_the_cli_json_shape_and_exit_0(folder: Folder) -> None:
     assert report["ready"] is True
 
 
+@corpus.needed
 def test_the_cli_exits_1_when_one_journal_is_not_ready(folder: Folder) -> None:
     folder.add_malformed()
     result = run_cli(config=folder.config)

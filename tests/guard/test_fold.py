@@ -21,14 +21,10 @@ from plangate.guard import evaluate as evaluate_module
 from plangate.guard.evaluate import FOLD_CHECK_ENV, evaluate
 from plangate.guard.observe import observe
 from testkit.envelope import journal_path
+from tests import corpus
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "public-transcripts"
-
-if not CORPUS.is_dir():
-    pytest.skip(
-        f"the public transcript corpus is not checked out at {CORPUS}",
-        allow_module_level=True,
-    )
+pytestmark = corpus.needed
+corpus.skip_module_without_corpus()
 
 from tests.journal.test_corpus import MAIN_2X, rel, root_record  # noqa: E402
 

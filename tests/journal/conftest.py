@@ -9,7 +9,6 @@ import pytest
 from testkit.journals import Journal
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-CORPUS = REPO_ROOT.parent / "shared" / "corpus" / "public-transcripts"
 PROJECT = "/home/user/project"
 
 

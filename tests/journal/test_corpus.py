@@ -19,16 +19,13 @@ import pytest
 from plangate.journal import ERROR, MISSING, READY, read_journal
 from plangate.journal.codes import AGENT, FOREIGN_CWD, SIDECHAIN
 from testkit.journals import journal_path
+from tests import corpus
+from tests.corpus import CORPUS
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "public-transcripts"
+pytestmark = corpus.needed
+corpus.skip_module_without_corpus()
 
-if not CORPUS.is_dir():
-    pytest.skip(
-        f"the public transcript corpus is not checked out at {CORPUS}",
-        allow_module_level=True,
-    )
-
-FILES = sorted(CORPUS.rglob("*.jsonl"))
+FILES = corpus.files()
 
 # Subagent journals whose name does not say so: every record is a sidechain with an agentId
 # (checked by test_named_subagent_exceptions_are_subagents).

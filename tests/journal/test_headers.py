@@ -23,15 +23,11 @@ from plangate.journal.building import INPUT_KEEP_BYTES, EventBuilder
 from plangate.journal.records import Record
 from plangate.journal.scan import ScanRefusal, parse_line
 from testkit.journals import Journal, use_id
-from tests.journal.conftest import CORPUS, PROJECT
+from tests import corpus
+from tests.corpus import CORPUS
+from tests.journal.conftest import PROJECT
 
-if not CORPUS.is_dir():
-    pytest.skip(
-        f"the public transcript corpus is not checked out at {CORPUS}",
-        allow_module_level=True,
-    )
-
-FILES = sorted(CORPUS.rglob("*.jsonl"))
+FILES = corpus.each(corpus.files())
 
 
 def _lines(path: Path) -> list[bytes]:
@@ -58,6 +54,7 @@ def _light(raw: dict[str, object], record: Record, keep_bytes: int) -> list[dict
     return [event.as_dict() for event in events] + [{"slots": slots}]
 
 
+@corpus.needed
 @pytest.mark.parametrize("path", FILES, ids=_rel)
 def test_decoding_through_the_table_is_the_projection_of_the_whole_line(path: Path) -> None:
     for keep_max, table in ((0, headers.LINE), (10**9, headers.KEPT_LINE)):
@@ -75,6 +72,7 @@ def test_decoding_through_the_table_is_the_projection_of_the_whole_line(path: Pa
         assert decoded, "no line of the journal went through the header decoder"
 
 
+@corpus.needed
 @pytest.mark.parametrize("path", FILES, ids=_rel)
 def test_pass_one_reads_no_key_the_table_leaves_out(path: Path) -> None:
     for number, line in enumerate(_lines(path)):

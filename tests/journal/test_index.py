@@ -27,8 +27,10 @@ from plangate.journal.codes import COMPETING_ROOT, REWRITTEN
 from plangate.journal.reader import Verdict
 from plangate.journal.records import Record
 from testkit.journals import Journal, journal_path
+from tests import corpus
+from tests.corpus import CORPUS
 
-from .conftest import CORPUS, PROJECT
+from .conftest import PROJECT
 
 MAIN_2X = sorted(
     path
@@ -140,7 +142,10 @@ def corpus_root(path: Path) -> tuple[str, str]:
     raise AssertionError(f"{path} has no record with a folder and session")
 
 
-@pytest.mark.parametrize("path", MAIN_2X, ids=lambda p: p.relative_to(CORPUS).as_posix())
+@corpus.needed
+@pytest.mark.parametrize(
+    "path", corpus.each(MAIN_2X), ids=lambda p: p.relative_to(CORPUS).as_posix()
+)
 @pytest.mark.parametrize("select", [None, last_records], ids=["light", "selected"])
 def test_growing_real_journals_read_the_same_with_the_index(
     path: Path, select: Any, config_dir: Path, tmp_path: Path, started_scans: list[int]

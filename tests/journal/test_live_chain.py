@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 from plangate.journal import READY, HumanTurn, ToolUse, Verdict, read_journal
 from plangate.journal.codes import COMPETING_ROOT, CYCLE
 from testkit.journals import Journal
+from tests import corpus
 
-from .conftest import CORPUS, PROJECT
+from .conftest import PROJECT
 from .test_index import Growing, started_scans  # noqa: F401  (a fixture)
 
 INTERRUPT = "[Request interrupted by user]"
@@ -164,12 +165,11 @@ def test_a_loop_off_the_chain_is_a_cycle(journal: Journal, tmp_path: Path) -> No
 
 
 def _corpus_main(name: str) -> list[dict[str, object]]:
-    path = CORPUS / name
-    if not path.is_file():
-        pytest.fail(f"the corpus is missing: {path} (CI has ../shared/corpus)")
+    path = corpus.journal(name)
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
+@corpus.needed
 @settings(max_examples=80, deadline=None)
 @given(st.data())
 def test_a_loop_anywhere_in_a_real_journal_is_a_cycle(data: st.DataObject) -> None:

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from plangate.journal import ERROR, MISSING, READY, Verdict, codes, read_journal
 from testkit.journals import Journal, dumps, use_id
+from tests.corpus import CORPUS
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "public-transcripts"
 CC_JOURNALS = Path("/tmp/cc-journals")
 PROJECT = "/home/user/project"
 

@@ -19,15 +19,12 @@ import pytest
 from plangate.journal import read_journal, scan
 from plangate.journal.fast import FAST_MIN_BYTES_ENV
 from plangate.journal.verdict import Verdict
-from tests.journal.conftest import CORPUS
+from tests import corpus
 
-if not CORPUS.is_dir():
-    pytest.skip(
-        f"the public transcript corpus is not checked out at {CORPUS}",
-        allow_module_level=True,
-    )
+pytestmark = corpus.needed
+corpus.skip_module_without_corpus()
 
-FILES = sorted(CORPUS.rglob("*.jsonl"))
+FILES = corpus.files()
 CHUNKS = (7, 61, 4096, 65_537)
 TINY_MAX = 40_000
 """Files up to this size are also read a few bytes at a time."""
