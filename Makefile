@@ -13,12 +13,17 @@ VENV := .venv
 BIN := $(VENV)/bin
 CLAUDE := node_modules/@anthropic-ai/claude-code-linux-x64/claude
 
-.PHONY: demo test setup services lint types pytest bench clean
+.PHONY: demo test test-fast setup services lint types pytest bench clean
 
 demo: setup
 	$(BIN)/plangate demo
 
 test: setup services lint types pytest
+
+# For working: lint, types and the tests that neither start Claude Code nor take long (no
+# e2e, no slow, no fuzz); `make test` stays the whole suite that CI runs.
+test-fast: setup lint types
+	$(BIN)/pytest -q -m 'not e2e and not slow and not fuzz'
 
 setup: $(VENV)/.installed $(CLAUDE)
 

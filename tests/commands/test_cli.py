@@ -157,6 +157,46 @@ def test_the_readme_has_the_tables_in_code() -> None:
     assert found == expected
 
 
+def _visible_flags(parser: argparse.ArgumentParser) -> set[str]:
+    """The long flags ``--help`` shows for ``parser`` and its subcommands; ``--no-X`` of a
+    ``--X | --no-X`` pair is counted as ``--X``."""
+    flags: set[str] = set()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                flags |= _visible_flags(sub)
+        if action.help == argparse.SUPPRESS:
+            continue
+        flags |= {o for o in action.option_strings if o.startswith("--") and o != "--help"}
+    return {flag for flag in flags if not (flag.startswith("--no-") and f"--{flag[5:]}" in flags)}
+
+
+def _synopses() -> dict[str, set[str]]:
+    """The flags each verb's synopses in the README's command table name."""
+    text = README.read_text(encoding="utf-8")
+    table = text.split("| command | what it does |", 1)[1].split("\n\n", 1)[0]
+    named: dict[str, set[str]] = {}
+    for line in table.splitlines()[2:]:
+        cell = line.split(" | ", 1)[0].removeprefix("| ")
+        for synopsis in re.findall(r"`(plangate [^`]+)`", cell):
+            verb = synopsis.split()[1]
+            flags = set(re.findall(r"--[a-z][a-z-]*", synopsis.replace("--[no-]", "--")))
+            if "[gate switches]" in synopsis:
+                flags |= {"--ceo-review-gate", "--autoplan-gate"}
+            named.setdefault(verb, set()).update(flags)
+    return named
+
+
+def test_each_synopsis_lists_every_flag() -> None:
+    """The README's command table names every flag ``--help`` shows, and no other."""
+    parser = cli.build_parser()
+    verbs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    named = _synopses()
+    assert set(named) == set(cli.COMMANDS)
+    for verb, sub in verbs.choices.items():
+        assert named[verb] == _visible_flags(sub), verb
+
+
 # -- internal errors ---------------------------------------------------------------------
 
 CRASH = """\

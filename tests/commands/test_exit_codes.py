@@ -12,10 +12,11 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,6 +37,8 @@ class World:
     """A home, a state root and a Claude Code folder of the test's own."""
 
     root: Path
+    values: dict[str, str] = field(default_factory=dict)  # more {names} for the arguments
+    keep: list[socket.socket] = field(default_factory=list)  # closed when the test ends
 
     @property
     def state(self) -> Path:
@@ -61,7 +64,8 @@ class World:
         return env
 
     def argv(self, *args: str) -> list[str]:
-        return [sys.executable, "-m", "plangate", *(a.format(root=self.root) for a in args)]
+        words = (a.format(root=self.root, **self.values) for a in args)
+        return [sys.executable, "-m", "plangate", *words]
 
     def plangate(
         self, *args: str, env: dict[str, str] | None = None, timeout: float = 120
@@ -89,9 +93,12 @@ class World:
 
 
 @pytest.fixture
-def world(tmp_path: Path) -> World:
+def world(tmp_path: Path) -> Iterator[World]:
     (tmp_path / "home").mkdir()
-    return World(tmp_path)
+    made = World(tmp_path)
+    yield made
+    for kept in made.keep:
+        kept.close()
 
 
 # -- what a case needs before it runs ----------------------------------------------------------
@@ -109,6 +116,15 @@ def _bad_config(world: World) -> None:
 
 def _log_is_a_folder(world: World) -> None:
     (world.state / "analytics" / "autoplan-guard.jsonl").mkdir(parents=True)
+
+
+def _port_taken(world: World) -> None:
+    """A port some other program listens on, for as long as the test runs."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    world.keep.append(listener)
+    world.values["busy_port"] = str(listener.getsockname()[1])
 
 
 def _plan(world: World) -> None:
@@ -173,6 +189,8 @@ CASES = [
     Case("setup", 1, ("setup",), "settings.json", _bad_settings),
     Case("setup", 2, ("setup", "--ceo-review-gate=maybe"), "takes on or off, not 'maybe'"),
     Case("setup", 2, ("setup", "--bogus"), "(see `plangate setup --help`)"),
+    Case("setup", 2, ("setup", "--uninstall", "--ceo-review-gate=on"), "takes no gate switches"),
+    Case("setup", 2, ("setup", "--plugin", "--project"), "--plugin takes no --project"),
     Case("config", 0, ("config", "list"), "run_attempts"),
     Case("config", 1, ("config", "get", "run_attempts"), "is not valid JSON", _bad_config),
     Case(
@@ -184,6 +202,7 @@ CASES = [
     ),
     Case("config", 2, ("config",), "usage: plangate config [-h] SUBCOMMAND"),
     Case("config", 2, ("config", "get", "nope"), "unknown setting 'nope'"),
+    Case("config", 2, ("config", "set", "run_attempts", "banana"), "not 'banana'"),
     Case("explain", 0, ("explain", "publication_missing"), "## publication_missing"),
     Case("explain", 1, ("explain", "nope"), "unknown code 'nope'"),
     Case("explain", 2, ("explain",), "the following arguments are required: code"),
@@ -250,8 +269,10 @@ CASES = [
     Case("worker", 0, ("worker", "--until-idle"), "worker done: no run left to take"),
     Case("worker", 1, ("worker",), "is not a PostgreSQL or SQLite URL", env=BAD_URL),
     Case("worker", 2, ("worker", "--concurrency", "0"), "--concurrency 0 is less than 1"),
+    Case("worker", 2, ("worker", "--bogus"), "(see `plangate worker --help`)"),
     Case("serve", 1, ("serve",), "is not a PostgreSQL or SQLite URL", env=BAD_URL),
     Case("serve", 2, ("serve", "--host", "0.0.0.0"), "listens on this machine only"),
+    Case("serve", 2, ("serve", "--port", "{busy_port}"), "is in use", _port_taken),
     Case("demo", 2, ("demo", "--bogus"), "(see `plangate demo --help`)"),
     Case("doctor", 2, ("doctor", "--bogus"), "(see `plangate doctor --help`)"),
 ]
