@@ -310,6 +310,8 @@ def test_lock_times_out_with_a_clear_error(tmp_path: Path, monkeypatch: pytest.M
             config.FileLock(lock_path, message="busy", remedy="wait", timeout=0.3),
         ):
             pass
+        # A real lock wait (flock has no clock to inject): it waited its 0.3 s, and the upper
+        # bound is only there to catch a wait that never ends, 16 times the timeout.
         assert 0.25 <= time.monotonic() - started < 5
     assert caught.value.message == "busy (lock ~/thing.plangate-lock held for over 0.3 s)"
     assert caught.value.remedy == "wait"
