@@ -274,6 +274,13 @@ CASES = [
     Case("serve", 2, ("serve", "--host", "0.0.0.0"), "listens on this machine only"),
     Case("serve", 2, ("serve", "--port", "{busy_port}"), "is in use", _port_taken),
     Case("demo", 2, ("demo", "--bogus"), "(see `plangate demo --help`)"),
+    Case(
+        "demo",
+        1,
+        ("demo",),
+        "PLANGATE_CLAUDE_BIN=/nonexistent/claude is not an executable file",
+        env={"PLANGATE_CLAUDE_BIN": "/nonexistent/claude"},
+    ),
     Case("doctor", 2, ("doctor", "--bogus"), "(see `plangate doctor --help`)"),
 ]
 
@@ -281,8 +288,7 @@ CASES = [
 FLOWS = {("run", 0), ("run", 3), ("reply", 0), ("reply", 3), ("show", 0), ("serve", 0)}
 ELSEWHERE = {
     ("gate", 0): "a whole /autoplan review: tests/e2e/test_autoplan_pipeline.py",
-    ("demo", 0): "the real Claude Code CLI: tests/e2e/test_standin.py",
-    ("demo", 1): "a Claude Code session that goes wrong: tests/e2e/test_standin.py",
+    ("demo", 0): "the real Claude Code CLI: tests/e2e/test_demo.py",
     ("serve", 1): "reached with a bad database above; a missing package cannot be faked here",
     ("doctor", 0): "a healthy installation with the real CLI: tests/commands/test_doctor.py",
     ("doctor", 1): "each way it breaks: tests/commands/test_doctor.py",

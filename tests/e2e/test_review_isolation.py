@@ -1,5 +1,5 @@
 """Isolation of a run's review, end to end: ``plangate run --review`` as a process, the real
-Claude Code CLI as agent and reviewer against the stand-in (:mod:`tests.e2e.run_player`).
+Claude Code CLI as agent and reviewer against the stand-in (:mod:`plangate.harness.run_player`).
 
 While the review's session runs, the stand-in (from the test's process, as in
 ``test_run_isolation``) edits the worktree, adds a file there, writes a file into the main

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from run_player import RunPlayer, Turn
+from plangate.harness.run_player import RunPlayer, Turn
 
 from plangate.commands.run import EXIT_DONE, EXIT_UNAPPROVED
 from plangate.harness.autoplan import AutoplanProject, Player, Step, decisions

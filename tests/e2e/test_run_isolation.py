@@ -1,5 +1,5 @@
 """Isolation of a plan-governed run, end to end: ``plangate run`` as a process, the real
-Claude Code CLI as agent and planner against the stand-in (:mod:`tests.e2e.run_player`).
+Claude Code CLI as agent and planner against the stand-in (:mod:`plangate.harness.run_player`).
 
 * The planner reads only the worktree: it tries to read the agent's session journal under
   ``~/.claude/projects`` (by its path, and through a link in the repository), a file outside

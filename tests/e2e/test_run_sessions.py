@@ -1,7 +1,7 @@
 """Plan-governed runs end to end: ``plangate run`` and ``plangate reply`` as processes, the
 real engine (DBOS on SQLite in a state root of their own) and the real Claude Code agent,
 whose ``claude -p`` sessions edit the run's git worktree, against the stand-in playing the
-model (:mod:`tests.e2e.run_player`). The checks are real commands run in the worktree.
+model (:mod:`plangate.harness.run_player`). The checks are real commands run in the worktree.
 
 Each test takes a few CLI sessions of one to three seconds each.
 """
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from run_player import RunPlayer, Session, Turn
+from plangate.harness.run_player import RunPlayer, Session, Turn
 
 from plangate.agents.base import Failure, StepRequest
 from plangate.agents.prompts import step_prompt

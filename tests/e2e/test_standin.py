@@ -6,7 +6,6 @@ real ``claude -p`` sessions offline.
 
 from __future__ import annotations
 
-import io
 import json
 import time
 import urllib.request
@@ -18,7 +17,6 @@ import pytest
 
 from conftest import subagents_script
 from plangate.claude_cli import ClaudeNotFoundError, find_claude
-from plangate.commands.demo import demo
 from plangate.harness.claude import ClaudeEnv, ClaudeResult
 from plangate.harness.standin import ModelRequest, Reply, Script, StandIn, text, tool_use
 from plangate.locations import project_slug
@@ -332,14 +330,3 @@ def test_timeout_kills_the_session(make_env: MakeEnv) -> None:
     assert time.monotonic() - started < 30
     # The Bash tool runs the command in a process group of its own: it must be gone too.
     assert marked_pids(result.run_token) == []
-
-
-@pytest.mark.e2e
-def test_demo_runs_a_real_session(tmp_path: Path, claude_bin: Path) -> None:
-    out = io.StringIO()
-    assert demo(workdir=tmp_path, out=out) == 0, out.getvalue()
-    text_out = out.getvalue()
-    assert "tools: Read, Bash" in text_out
-    assert "journal:" in text_out and ".jsonl" in text_out
-    assert "status       ready" in text_out
-    assert "enter Design (too early)   deny publication_missing" in text_out

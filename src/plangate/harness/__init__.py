@@ -5,7 +5,9 @@ runs, and what the end-to-end tests drive.
   that kills the whole process group (:class:`~plangate.harness.claude.ClaudeEnv`);
 - :mod:`plangate.harness.standin`: the scripted stand-in for the Anthropic Messages API on
   127.0.0.1;
-- :mod:`plangate.harness.autoplan`: plays the model through an ``/autoplan`` run.
+- :mod:`plangate.harness.autoplan`: plays the model through an ``/autoplan`` run;
+- :mod:`plangate.harness.run_player`: plays the model through a ``plangate run``, telling
+  its step, planner and fix sessions apart.
 
 Nothing here runs in a hook; the modules load only when the demo (or a test) asks for them.
 """

@@ -1,0 +1,69 @@
+"""``plangate demo``: every scene in real Claude Code sessions, and the viewer it serves."""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from plangate.commands.demo import demo
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+
+
+def test_every_scene_goes_as_it_should(tmp_path: Path, claude_bin: Path) -> None:
+    out = io.StringIO()
+    assert demo(workdir=tmp_path, out=out) == 0, out.getvalue()
+    said = out.getvalue()
+    # the journal, judged as a hook judges it
+    assert "tools: Read, Bash" in said
+    assert "journal:" in said and ".jsonl" in said
+    assert "status       ready" in said
+    # the guard
+    assert "enter Design (too early)   deny publication_missing" in said
+    # the CEO-review gate: held once, then released, as `plangate report` counts it
+    assert "'The review is written.'" in said and "held" in said
+    assert "count: 1 blocked, 1 released" in said
+    # the governed run: a failed check, version 2, passed
+    assert "failed (exit 1)." in said
+    assert "Plan changed to version 2: A check failed." in said
+    assert "versions kept: v1 (initial), v2 (check)" in said
+    assert said.rstrip().endswith("every scene went as it should")
+
+
+def test_serve_shows_the_run_until_ctrl_c(tmp_path: Path, claude_bin: Path) -> None:
+    env = {key: value for key, value in os.environ.items() if key != "PLANGATE_DATABASE_URL"}
+    env.update(PYTHONUNBUFFERED="1", TMPDIR=str(tmp_path))
+    demo_process = subprocess.Popen(
+        [sys.executable, "-m", "plangate", "demo", "--serve"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert demo_process.stdout is not None
+    seen = []
+    for line in demo_process.stdout:
+        seen.append(line)
+        if line.startswith("The run viewer shows the run at "):
+            break
+    else:
+        pytest.fail("".join(seen))
+    address = line.split()[7]
+    run_id = address.rsplit("/", 1)[1]
+    with urllib.request.urlopen(address, timeout=30) as page:
+        html = page.read().decode("utf-8")
+    assert "Size the cache" in html and run_id in html
+    with urllib.request.urlopen(f"{address}/versions/2", timeout=30) as page:
+        assert "Step 2: Fix SIZE" in page.read().decode("utf-8")
+    demo_process.send_signal(signal.SIGINT)  # Ctrl+C
+    rest, _ = demo_process.communicate(timeout=60)
+    assert demo_process.returncode == 0, "".join(seen) + rest
+    assert list(tmp_path.glob("plangate-demo-*")) == []  # the folder is removed after serving
