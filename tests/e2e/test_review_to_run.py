@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from plangate.harness.run_player import RunPlayer, Turn
 
 from plangate.commands.run import EXIT_DONE, EXIT_UNAPPROVED
 from plangate.harness.autoplan import AutoplanProject, Player, Step, decisions
 from plangate.harness.claude import ClaudeEnv
+from plangate.harness.run_player import RunPlayer, Turn
 from plangate.harness.standin import ModelRequest, Reply, StandIn, text, tool_use
 from plangate.plan import parse_plan, render_plan
 from plangate.runs.approval import read_approval

@@ -22,13 +22,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from plangate.harness.run_player import RunPlayer, Session, Turn
 
 from plangate.agents.base import Failure, StepRequest
 from plangate.agents.prompts import step_prompt
 from plangate.commands.run import EXIT_DONE, EXIT_WAITING
 from plangate.commands.show import show_command
 from plangate.harness.claude import ClaudeEnv
+from plangate.harness.run_player import RunPlayer, Session, Turn
 from plangate.harness.standin import ModelRequest, StandIn, text, tool_use
 from plangate.plan import parse_plan, render_plan
 from plangate.runs.attempts import DETAIL_OUT_OF_ATTEMPTS, REASON_CHECK
