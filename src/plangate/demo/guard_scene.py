@@ -1,7 +1,7 @@
 """The demo's guard scene: /autoplan with ``plangate setup`` in a fresh HOME, in a real session.
 
 The model enters Phase 2 before Phase 1's report is published, and the guard denies it; once
-the report is published, the same entry is allowed.
+the report is published, the same entry is allowed (:func:`plangate.harness.proofs.guard_proof`).
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from plangate.demo.say import Say
 
 
 def guard_scene(root: Path, timeout: float, say: Say) -> bool:
-    """/autoplan with plangate set up: entering Phase 2 before Phase 1's report is published
-    is denied; after publishing, it is allowed."""
-    from plangate.harness.autoplan import AutoplanProject, Player, decisions
+    """Runs the session; whether the guard denied the early entry and allowed the proper one."""
+    from plangate.harness.autoplan import AutoplanProject, Player
     from plangate.harness.claude import ClaudeEnv
+    from plangate.harness.proofs import Session, guard_proof
     from plangate.harness.standin import StandIn
 
     say("\nplangate demo: the phase publication guard, with `plangate setup` in a fresh HOME")
@@ -24,32 +24,11 @@ def guard_scene(root: Path, timeout: float, say: Say) -> bool:
         root.mkdir(parents=True, exist_ok=True)
         project = AutoplanProject(ClaudeEnv.create(root, model))
         project.setup()
-        player.steps = [
-            project.init(),
-            project.read_driver("ceo"),
-            project.checkpoint("ceo"),
-            project.dispatch("ceo"),
-            project.prepare_close("ceo"),
-            project.read_close("ceo"),
-            project.read_driver("design"),  # too early: Phase 1's report is not published
-            project.publish("ceo"),
-            project.read_driver("design"),
-            "Phase 2 (Design) started.",
-        ]
-        result = project.run("/autoplan plan.md", player, timeout=timeout)
-    if not result.ok:
-        say("  Claude Code did not finish cleanly:")
-        say("    " + result.describe().replace("\n", "\n    "))
-        return False
-    logged = decisions(project.state_root)
-    names = ["enter CEO", "CEO reviewer", "enter Design (too early)", "enter Design"]
-    for name, entry in zip(names, logged, strict=False):
-        verdict = entry["decision"] + (f" {entry['code']}" if entry["code"] else "")
-        say(f"  {name:26} {verdict} (read on the {entry['path']} path)")
-    expected = [("allow", None), ("allow", None), ("deny", "publication_missing"), ("allow", None)]
-    got = [(entry["decision"], entry["code"]) for entry in logged]
-    if got != expected:
-        say(f"  unexpected guard decisions: {got}")
+        proof = guard_proof(Session(project, player), timeout)
+    for line in proof.lines:
+        say(f"  {line}")
+    if not proof.ok:
+        say(f"  {proof.detail}")
         return False
     say("  the model was told: publish the Phase 1 report in a message whose only tool call is")
     say(

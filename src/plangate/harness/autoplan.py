@@ -92,14 +92,16 @@ def last_result_json(request: ModelRequest) -> dict[str, Any]:
 class AutoplanProject:
     """One git project with a plan, plangate set up in the session's HOME."""
 
-    def __init__(self, env: ClaudeEnv) -> None:
+    def __init__(self, env: ClaudeEnv, skills: Path | None = None) -> None:
+        """``skills``: the folder Claude Code loads the /autoplan skill from (default: the
+        HOME's ``.claude/skills``, where ``plangate setup`` puts it)."""
         self.env = env
         self.project = env.project_dir
         self.plan = self.project / "plan.md"
         self.plan.write_text(PLAN, encoding="utf-8")
         subprocess.run(["git", "init", "-q", str(self.project)], check=True)
         self.restore = self.project / ".plangate" / "tmp" / "autoplan" / "plan-restore-1.md"
-        self.skill = env.home / ".claude" / "skills" / "autoplan"
+        self.skill = (skills or env.home / ".claude" / "skills") / "autoplan"
         self.plangate = os.path.join(os.path.dirname(sys.executable), "plangate")
         self.state_root = env.home / ".plangate"
         self.outputs: dict[str, dict[str, Any]] = {}
