@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from plangate import settings_file
+from plangate import hook_registry
 from plangate.claude_cli import ClaudeNotFoundError, find_claude
-from plangate.commands.doctor import doctor
-from plangate.commands.setup import setup
-from plangate.hooks import registry
+from plangate.install import settings_file
+from plangate.install.doctor import doctor
+from plangate.install.setup import setup
 
 
 class World:
@@ -161,7 +161,7 @@ def test_the_plugin_healthy_then_duplicated_then_its_interpreter_removed(world: 
     # Settings hooks written beside the plugin (by hand, or by an older plangate).
     project_settings = world.project / ".claude" / "settings.json"
     project_settings.parent.mkdir()
-    block = registry.hook_settings(True, False, world.python)
+    block = hook_registry.hook_settings(True, False, world.python)
     project_settings.write_bytes(settings_file.render({"hooks": block}))
     code, checks = world.doctor_json()
     assert code == 1
@@ -227,7 +227,7 @@ def test_an_unverified_version_is_told_what_the_survey_finds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Real journals of Claude Code 2.1.38 (the public corpus), surveyed as doctor does."""
-    from plangate.install_checks import survey_summary
+    from plangate.install.checks import survey_summary
     from testkit.journals import journal_path
     from tests.commands.test_journal_survey import root_record
     from tests.journal.conftest import CORPUS

@@ -14,15 +14,15 @@ import tempfile
 from collections.abc import Mapping
 
 import plangate
-from plangate import config, skill_bundle
+from plangate import config, hook_registry
 from plangate.claude_cli import NPM_INSTALL, VERIFIED_VERSIONS, claude_version, user_claude
 from plangate.config import display_path
 from plangate.errors import PlangateError
-from plangate.hooks import registry
-from plangate.install_place import temporary_reason
+from plangate.install import skill_bundle
+from plangate.install.place import temporary_reason
+from plangate.install.plugin import build
+from plangate.install.registrations import Registration, read_json, registrations
 from plangate.locations import claude_config_dir, state_root
-from plangate.plugin import build
-from plangate.registrations import Registration, read_json, registrations
 from plangate.skill_names import MARKETPLACE_NAME, PLUGIN_NAME, marketplace_dir, plugin_dir
 
 SURVEY_DAYS = 14
@@ -252,7 +252,7 @@ def check_claude() -> Check:
 
 def survey_summary(version: str, since_days: float = SURVEY_DAYS) -> str:
     """What ``plangate journal survey`` finds of ``version``'s journals (the last days)."""
-    from plangate.commands.journal_survey import collect
+    from plangate.journal_survey import collect
 
     try:
         report = collect(since_days=since_days)
@@ -295,7 +295,7 @@ def check_switches(environ: Mapping[str, str], found: list[Registration]) -> Che
     parts: list[str] = []
     problems: list[str] = []
     events = {event for reg in found for event in reg.events}
-    for name in (registry.CEO_REVIEW_GATE, registry.AUTOPLAN_GATE):
+    for name in (hook_registry.CEO_REVIEW_GATE, hook_registry.AUTOPLAN_GATE):
         try:
             value, source = config.gate_switch(name, environ)
         except PlangateError as error:
