@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -23,6 +22,7 @@ from plangate.install.place import temporary_reason
 from plangate.install.plugin import build
 from plangate.install.registrations import Registration, read_json, registrations
 from plangate.locations import claude_config_dir, state_root
+from plangate.processes import run_bounded
 from plangate.skill_names import MARKETPLACE_NAME, PLUGIN_NAME, marketplace_dir, plugin_dir
 
 SURVEY_DAYS = 14
@@ -115,16 +115,10 @@ def _version_of(python: str, root: str) -> str | None:
         "import sys; sys.path.insert(0, sys.argv[1]); import plangate; print(plangate.__version__)"
     )
     try:
-        done = subprocess.run(
-            [python, "-S", "-c", probe, root],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+        done = run_bounded([python, "-S", "-c", probe, root], timeout=30)
+    except OSError:
         return None
-    return done.stdout.strip() if done.returncode == 0 else None
+    return done.stdout.strip() if done.returncode == 0 and not done.timed_out else None
 
 
 def check_hooks(found: list[Registration]) -> Check:
