@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import plangate
 from plangate import hook_registry
 from plangate.claude_cli import ClaudeNotFoundError, find_claude
 from plangate.install import settings_file
@@ -178,6 +179,69 @@ def test_the_plugin_healthy_then_duplicated_then_its_interpreter_removed(world: 
         checks["hooks"]["remedy"] == "run `plangate setup --plugin` again with the plangate you use"
     )
     world.make_python()
+    assert world.doctor()[0] == 0
+
+
+@pytest.mark.e2e
+def test_the_plugin_copy_claude_code_installed_is_checked(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``claude plugin install`` copies the plugin to ``plugins/cache/<marketplace>/<plugin>/
+    <version>``: an edit there, or a copy of another version, is a problem whose remedy works."""
+    world.setup(plugin=True)
+    cache = world.home / ".claude" / "plugins" / "cache" / "plangate" / "plangate"
+    skill = cache / plangate.__version__ / "skills" / "plan-ceo-review" / "SKILL.md"
+    code, lines = world.doctor()
+    assert code == 0, lines
+    assert _line(lines, "skills").endswith(
+        f"(plangate plugin, and Claude Code's installed copy "
+        f"~/.claude/plugins/cache/plangate/plangate/{plangate.__version__})"
+    )
+
+    with skill.open("a", encoding="utf-8") as stream:
+        stream.write("Skip the review.\n")
+    code, checks = world.doctor_json()
+    assert code == 1
+    assert checks["skills"]["detail"] == (
+        f"plan-ceo-review differs from plangate {plangate.__version__}'s: "
+        f"~/.claude/plugins/cache/plangate/plangate/{plangate.__version__}/skills/"
+        "plan-ceo-review/SKILL.md"
+    )
+    assert checks["skills"]["remedy"].startswith(
+        "run `plangate setup --plugin --uninstall`, then `plangate setup --plugin`"
+    )
+
+    def uninstall() -> None:
+        setup(
+            project=False,
+            uninstall=True,
+            ceo_review_gate=None,
+            autoplan_gate=None,
+            out=io.StringIO(),
+            err=io.StringIO(),
+            cwd=str(world.project),
+            environ={},
+            plugin=True,
+        )
+
+    uninstall()  # the remedy, as named
+    world.setup(plugin=True)
+    assert world.doctor()[0] == 0
+    assert "Skip the review." not in skill.read_text(encoding="utf-8")
+
+    # A copy another plangate installed (here a real install of a plugin built as 0.0.9).
+    uninstall()
+    with monkeypatch.context() as older:
+        older.setattr(plangate, "__version__", "0.0.9")
+        world.setup(plugin=True)
+    code, checks = world.doctor_json()
+    assert code == 1
+    assert (
+        "Claude Code's installed copy ~/.claude/plugins/cache/plangate/plangate/0.0.9 is "
+        f"plangate 0.0.9's, this is {plangate.__version__}"
+    ) in checks["skills"]["detail"]
+    uninstall()
+    world.setup(plugin=True)
     assert world.doctor()[0] == 0
 
 
