@@ -4,9 +4,10 @@ The checks (:mod:`plangate.install.checks`, printed by :mod:`plangate.install.do
 registers plangate's hooks (settings files, the plugin) and that nothing registers them twice;
 that the hook commands run an interpreter that exists and a plangate of this version, outside
 any temporary environment; that the skills Claude Code loads are the package's (with the
-plugin, the copy ``claude plugin install`` made too); the Claude Code CLI and its version against those plangate is verified with; that the state root can be written;
-the gate switches as resolved. Exit 0 when healthy (warnings allowed), 1 with each problem
-naming its remedy.
+plugin, the copy ``claude plugin install`` made too); the Claude Code CLI and its version
+against those plangate is verified with; that the state root can be written; the gate
+switches as resolved. Exit 0 when healthy (warnings allowed), 1 with each problem naming its
+remedy.
 """
 
 from __future__ import annotations
