@@ -30,10 +30,16 @@ class World:
         self.make_python()
 
     def make_python(self) -> None:
-        """A real interpreter of its own, which a test can remove."""
+        """A real interpreter of its own, which a test can remove, with plangate's compiled
+        dependency (msgspec) in its site-packages as an installation has it."""
         subprocess.run(
             [sys.executable, "-m", "venv", "--without-pip", str(self.venv)], check=True, timeout=120
         )
+        import msgspec
+
+        (self.msgspec,) = self.venv.glob("lib/python*/site-packages")
+        self.msgspec = self.msgspec / "msgspec"
+        self.msgspec.symlink_to(Path(msgspec.__file__).parent, target_is_directory=True)
 
     @property
     def python(self) -> str:
@@ -243,6 +249,31 @@ def test_the_plugin_copy_claude_code_installed_is_checked(
     uninstall()
     world.setup(plugin=True)
     assert world.doctor()[0] == 0
+
+
+def test_doctor_says_which_parser_the_hooks_use(world: World) -> None:
+    """The hooks' interpreter decides: msgspec where it can import it, else the standard
+    library, the fallback (a warning: the verdicts are the same, only slower)."""
+    import msgspec
+
+    world.setup()
+    code, lines = world.doctor()
+    assert code == 0, lines
+    assert _line(lines, "parser") == (
+        "ok      parser         the hooks parse journals of 16 MiB and more with "
+        f"msgspec {msgspec.__version__}"
+    )
+
+    world.msgspec.unlink()  # a platform without a msgspec wheel
+    code, checks = world.doctor_json()
+    assert code == 0
+    assert checks["parser"]["status"] == "warn"
+    assert checks["parser"]["detail"] == (
+        "the hooks parse journals of 16 MiB and more with the standard library: "
+        f"{world.python} cannot import msgspec, so cold reads of long journals take about "
+        "twice as long (the verdicts are the same)"
+    )
+    assert "uv tool install --reinstall plangate" in checks["parser"]["remedy"]
 
 
 def test_nothing_registered_and_a_gate_on_without_its_hook(

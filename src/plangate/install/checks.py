@@ -18,42 +18,21 @@ from plangate.claude_cli import NPM_INSTALL, VERIFIED_VERSIONS, claude_version, 
 from plangate.config import display_path
 from plangate.errors import PlangateError
 from plangate.install import skill_bundle
+from plangate.install.check import OK, PROBLEM, SETUP_AGAIN, WARN, Check
+from plangate.install.hook_probe import STDLIB, probe
 from plangate.install.place import temporary_reason
 from plangate.install.plugin import build
 from plangate.install.registrations import Registration, read_json, registrations
+from plangate.install.skill_check import check_skills
+from plangate.journal.fast import fast_min_bytes
 from plangate.locations import claude_config_dir, state_root
-from plangate.processes import run_bounded
 from plangate.skill_names import (
     MARKETPLACE_NAME,
-    PLUGIN_ID,
-    PLUGIN_NAME,
     marketplace_dir,
     plugin_dir,
 )
 
 SURVEY_DAYS = 14
-OK = "ok"
-WARN = "warn"
-PROBLEM = "problem"
-_SETUP_AGAIN = "run `plangate setup{plugin}` again with the plangate you use"
-
-
-class Check:
-    __slots__ = ("name", "status", "detail", "remedy")
-
-    def __init__(self, name: str, status: str, detail: str, remedy: str = "") -> None:
-        self.name = name
-        self.status = status
-        self.detail = detail
-        self.remedy = remedy
-
-    def as_dict(self) -> dict[str, str]:
-        return {
-            "check": self.name,
-            "status": self.status,
-            "detail": self.detail,
-            "remedy": self.remedy,
-        }
 
 
 def check_registrations(found: list[Registration], skills_source: str) -> Check:
@@ -116,33 +95,33 @@ def check_registrations(found: list[Registration], skills_source: str) -> Check:
     return Check("registration", OK, detail)
 
 
-def _version_of(python: str, root: str) -> str | None:
-    probe = (
-        "import sys; sys.path.insert(0, sys.argv[1]); import plangate; print(plangate.__version__)"
-    )
-    try:
-        done = run_bounded([python, "-S", "-c", probe, root], timeout=30)
-    except OSError:
-        return None
-    return done.stdout.strip() if done.returncode == 0 and not done.timed_out else None
+def _runs_plangate(words: list[str]) -> bool:
+    """Whether a hook command is plangate's ``<python> -S -c <entry> <folder>``."""
+    return len(words) >= 4 and words[1:3] == ["-S", "-c"]
+
+
+def _hook_interpreters(found: list[Registration]) -> list[tuple[str, str]]:
+    """The (interpreter, plangate folder) pairs the registered hook commands run."""
+    pairs: list[tuple[str, str]] = []
+    for reg in found:
+        for words in reg.commands:
+            if _runs_plangate(words) and (words[0], words[-1]) not in pairs:
+                pairs.append((words[0], words[-1]))
+    return pairs
 
 
 def check_hooks(found: list[Registration]) -> Check:
     problems: list[str] = []
     plugin = any(r.is_plugin for r in found)
-    pairs: list[tuple[str, str, str]] = []
     for reg in found:
         if not reg.commands:
             shown = reg.where if reg.is_plugin else display_path(reg.where)
             problems.append(f"{shown}: no hook command can be read")
         for words in reg.commands:
-            if len(words) >= 4 and words[1:3] == ["-S", "-c"]:
-                pair = (words[0], words[-1], reg.where)
-                if pair not in pairs:
-                    pairs.append(pair)
-            else:
+            if not _runs_plangate(words):
                 problems.append(f"a hook command plangate cannot read: {shlex.join(words)}")
-    for python, root, _where in pairs:
+    pairs = _hook_interpreters(found)
+    for python, root in pairs:
         config_dir = claude_config_dir()
         reason = temporary_reason(python, config_dir) or temporary_reason(root, config_dir)
         if not (os.path.isfile(python) and os.access(python, os.X_OK)):
@@ -150,7 +129,8 @@ def check_hooks(found: list[Registration]) -> Check:
         elif reason is not None:
             problems.append(f"the hooks run plangate from {reason} ({python})")
         else:
-            version = _version_of(python, root)
+            probed = probe(python, root)
+            version = probed.version if probed is not None else None
             if version is None:
                 problems.append(f"{python} cannot import plangate from {root}")
             elif version != plangate.__version__:
@@ -170,105 +150,43 @@ def check_hooks(found: list[Registration]) -> Check:
             "hooks",
             PROBLEM,
             "; ".join(problems),
-            _SETUP_AGAIN.format(plugin=" --plugin" if plugin else ""),
+            SETUP_AGAIN.format(plugin=" --plugin" if plugin else ""),
         )
-    pythons = ", ".join(sorted({python for python, _, _ in pairs}))
+    pythons = ", ".join(sorted({python for python, _ in pairs}))
     return Check("hooks", OK, f"run plangate {plangate.__version__} with {pythons}")
 
 
-def _expected_python(found: list[Registration]) -> str:
-    for reg in found:
-        for words in reg.commands:
-            if words:
-                return words[0]
-    return sys.executable
-
-
-def _differences(name: str, source: str, target: str, rendered_at: str, python: str) -> str:
-    """How the skill folder ``target`` differs from plangate's ``name`` as rendered for the
-    folder ``rendered_at``; empty when it does not."""
-    if not skill_bundle.is_ours(target):
-        return f"{name} is not installed in {display_path(os.path.dirname(target))}"
-    expected = skill_bundle.expected(source, rendered_at, python)
-    installed = skill_bundle.tree(target)
-    changed = sorted(
-        p for p in set(expected) | set(installed) if expected.get(p) != installed.get(p)
-    )
-    if not changed:
-        return ""
-    return f"{name} differs from plangate {plangate.__version__}'s: " + ", ".join(
-        f"{display_path(target)}/{p}" for p in changed[:3]
-    )
-
-
-def installed_copies() -> list[tuple[str, str]]:
-    """The copies of plangate's plugin Claude Code records as installed
-    (``plugins/installed_plugins.json``: ``<config>/plugins/cache/<marketplace>/<plugin>/
-    <version>``), each with the version it records."""
-    record = read_json(os.path.join(claude_config_dir(), "plugins", "installed_plugins.json"))
-    plugins = record.get("plugins") if isinstance(record, dict) else None
-    entries = plugins.get(PLUGIN_ID) if isinstance(plugins, dict) else None
-    copies: list[tuple[str, str]] = []
-    for entry in entries if isinstance(entries, list) else []:
-        path = entry.get("installPath") if isinstance(entry, dict) else None
-        if isinstance(path, str) and path and all(path != known for known, _ in copies):
-            version = entry.get("version")
-            copies.append((path, version if isinstance(version, str) else "unknown"))
-    return copies
-
-
-def check_skills(found: list[Registration], skills_source: str) -> Check:
-    """The skills as Claude Code loads them: with settings hooks, ``<config>/skills/``; with
-    the plugin, the plugin folder setup builds and every installed copy Claude Code made of
-    it (an edited or stale copy is a problem)."""
-    plugin = any(r.is_plugin for r in found)
-    python = _expected_python(found)
-    base = os.path.join(plugin_dir() if plugin else claude_config_dir(), "skills")
-    problems: list[str] = []
-    copy_problems: list[str] = []
-    names: list[str] = []
-    copies = installed_copies() if plugin else []
-    for path, version in copies:
-        if version != plangate.__version__:
-            copy_problems.append(
-                f"Claude Code's installed copy {display_path(path)} is plangate {version}'s, "
-                f"this is {plangate.__version__}"
-            )
-    for name, source in skill_bundle.bundled(skills_source):
-        names.append(name)
-        rendered_at = os.path.join(base, name)
-        problem = _differences(name, source, rendered_at, rendered_at, python)
-        if problem:
-            problems.append(problem)
-        for path, _version in copies:
-            target = os.path.join(path, "skills", name)
-            problem = _differences(name, source, target, rendered_at, python)
-            if problem:
-                copy_problems.append(problem)
-    copy_problems = [p for i, p in enumerate(copy_problems) if p not in copy_problems[:i]]
-    if problems or copy_problems:
-        remedy = _SETUP_AGAIN.format(plugin=" --plugin" if plugin else "")
-        if copy_problems:
-            remedy = (
-                "run `plangate setup --plugin --uninstall`, then `plangate setup --plugin`: "
-                "Claude Code copies the plugin anew"
-            )
+def check_parser(found: list[Registration]) -> Check:
+    """Which JSON parser the hooks read long journals with: msgspec, or the standard library
+    (the fallback where msgspec has no wheel: the same verdicts, cold reads about twice as
+    long)."""
+    pairs = _hook_interpreters(found) or [(sys.executable, hook_registry.package_root())]
+    said: list[str] = []
+    without: list[str] = []
+    for python, root in pairs:
+        probed = probe(python, root)
+        if probed is None:
+            continue  # the hooks check names it
+        parser = "the standard library" if probed.parser == STDLIB else probed.parser
+        if probed.parser == STDLIB:
+            without.append(python)
+        if parser not in said:
+            said.append(parser)
+    if not said:
+        return Check("parser", OK, "nothing to check: no hook interpreter imports plangate")
+    whose = "the hooks parse" if found else "no hooks registered; this plangate parses"
+    detail = f"{whose} journals of {fast_min_bytes() >> 20} MiB and more with {' and '.join(said)}"
+    if without:
         return Check(
-            "skills",
-            PROBLEM,
-            "; ".join(problems + copy_problems),
-            remedy + " (it replaces edited files: copy your changes elsewhere first)",
+            "parser",
+            WARN,
+            f"{detail}: {', '.join(without)} cannot import msgspec, so cold reads of long "
+            "journals take about twice as long (the verdicts are the same)",
+            "reinstall plangate with its dependencies (`uv tool install --reinstall plangate` "
+            "or `pipx reinstall plangate`); without a msgspec wheel for this platform the "
+            "standard library is the fallback",
         )
-    where = PLUGIN_NAME + " plugin" if plugin else display_path(base)
-    if copies:
-        where += ", and Claude Code's installed copy " + ", ".join(
-            display_path(path) for path, _ in copies
-        )
-    return Check(
-        "skills",
-        OK,
-        f"{', '.join(names) or 'none bundled'} match plangate {plangate.__version__} ({where})",
-    )
+    return Check("parser", OK, detail)
 
 
 def check_claude() -> Check:
@@ -359,16 +277,18 @@ def check_switches(environ: Mapping[str, str], found: list[Registration]) -> Che
             "gate switches",
             PROBLEM,
             "; ".join([*parts, *problems]),
-            _SETUP_AGAIN.format(plugin=" --plugin" if plugin else "") + " to register it",
+            SETUP_AGAIN.format(plugin=" --plugin" if plugin else "") + " to register it",
         )
     return Check("gate switches", OK, "; ".join(parts))
 
 
 def run_checks(environ: Mapping[str, str], cwd: str, skills_source: str) -> list[Check]:
     found = registrations(cwd)
+    probe.cache_clear()  # one probe per interpreter in a run, none kept from an earlier one
     return [
         check_registrations(found, skills_source),
         check_hooks(found),
+        check_parser(found),
         check_skills(found, skills_source),
         check_claude(),
         check_state_root(),

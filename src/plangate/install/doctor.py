@@ -8,6 +8,7 @@ import os
 from typing import TextIO
 
 from plangate.install import checks as install_checks
+from plangate.install.check import OK, PROBLEM
 from plangate.install.skill_bundle import bundled_skills_dir
 
 
@@ -24,7 +25,7 @@ def doctor(
         cwd or os.getcwd(),
         skills_source if skills_source is not None else bundled_skills_dir(),
     )
-    healthy = all(check.status != install_checks.PROBLEM for check in checks)
+    healthy = all(check.status != PROBLEM for check in checks)
     if as_json:
         record = {"healthy": healthy, "checks": [check.as_dict() for check in checks]}
         print(json.dumps(record, indent=2), file=out)
@@ -32,9 +33,9 @@ def doctor(
         width = max(len(check.name) for check in checks)
         for check in checks:
             line = f"{check.status:7} {check.name:{width}}  {check.detail}"
-            if check.remedy and check.status != install_checks.OK:
+            if check.remedy and check.status != OK:
                 line += f" -> {check.remedy}"
             print(line, file=out)
-        problems = sum(check.status == install_checks.PROBLEM for check in checks)
+        problems = sum(check.status == PROBLEM for check in checks)
         print("healthy" if healthy else f"{problems} problem(s)", file=out)
     return 0 if healthy else 1
