@@ -162,7 +162,9 @@ def test_the_plugin_healthy_then_duplicated_then_its_interpreter_removed(world: 
     code, lines = world.doctor()
     assert code == 0, lines
     assert _line(lines, "registration").endswith("plugin: PreToolUse, Stop, SubagentStop")
-    assert "match plangate 0.1.0 (plangate plugin)" in _line(lines, "skills")
+    assert "match plangate 0.1.0 (plangate plugin, and Claude Code's installed copy " in _line(
+        lines, "skills"
+    )
     assert "ceo_review_gate on (from ~/.plangate/config.json)" in _line(lines, "gate switches")
 
     # Settings hooks written beside the plugin (by hand, or by an older plangate).
