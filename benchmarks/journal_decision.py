@@ -5,7 +5,7 @@ Run from the repository root: ``python -m benchmarks.journal_decision [--sizes 1
 
 For each journal size this times ``<python> -S -c '<journal main>' ROOT PATH SESSION PROJECT
 CONFIG`` (process start to verdict, started as ``plangate setup`` starts hooks: the command
-:func:`plangate.hooks.registry.hook_command` builds for :mod:`plangate.journal.__main__`; ROOT
+:func:`plangate.hook_registry.hook_command` builds for :mod:`plangate.journal.__main__`; ROOT
 is plangate's folder) and the
 child's peak memory (max RSS, from one extra run under GNU ``time -f %M``), next to three
 floors: a bare ``python -c pass`` with the same interpreter, ``cat`` of the journal to
@@ -52,7 +52,7 @@ from benchmarks.timing import (
     target,
 )
 from plangate import deferred
-from plangate.hooks.registry import hook_command
+from plangate.hook_registry import hook_command
 from plangate.journal import index as journal_index
 
 SETTLE_S = 30.0

@@ -269,3 +269,35 @@ def test_pid_alive(name: str, make: Any, alive: bool) -> None:
             child.wait()
     if child is not None:
         assert pid_alive(pid) is False  # reaped (an id is not reused this soon)
+
+
+# -- the one way -----------------------------------------------------------------------------
+
+# run_bounded itself, and the starts that leave a process running on purpose (processes.py's
+# docstring says why each cannot wait).
+_STARTS = {"processes.py": 1, "guard/preindex.py": 1, "runs/engine.py": 1}
+_STARTERS = {
+    "subprocess": {"run", "Popen", "call", "check_call", "check_output"},
+    "os": {"system", "popen", "posix_spawn", "posix_spawnp", "spawnv", "execv", "fork"},
+}
+
+
+def test_run_bounded_is_the_one_way_a_subprocess_starts() -> None:
+    import ast
+
+    import plangate
+
+    package = Path(plangate.__file__).resolve().parent
+    found: dict[str, int] = {}
+    for path in sorted(package.rglob("*.py")):
+        calls = [
+            node
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.attr in _STARTERS.get(node.func.value.id, ())
+        ]
+        if calls:
+            found[path.relative_to(package).as_posix()] = len(calls)
+    assert found == _STARTS

@@ -10,6 +10,12 @@ module, the lazy ones inside functions included, and the names a package loads o
 ``TYPE_CHECKING`` alone reach nothing. Every ``plangate/*.py`` in the wheel must be reached: a
 module nothing reaches is test-only or dead, and belongs in ``testkit/`` or nowhere.
 
+Below the modules, the functions: vulture reads ``src``, ``tests``, ``testkit`` and
+``benchmarks`` and every function, method, property or class that nothing names is dead
+(a test that calls it counts as a caller). The only exceptions are the entry points and
+framework callbacks in :data:`CALLED_FROM_OUTSIDE`, each with the reason, and pytest's own
+(fixtures, ``pytest_*`` hooks).
+
 Then the wheel is installed the ways the README tells users to, each into a fresh HOME:
 ``uv tool install`` and ``pipx install`` (uv and pipx come with the test extras), followed by
 ``plangate setup``, ``plangate doctor`` against the real Claude Code CLI and ``plangate
@@ -181,6 +187,40 @@ def test_every_module_in_the_wheel_is_reached_from_an_entry_point(wheel: Path) -
     assert {"plangate.__main__", "plangate.hooks.pre_tool_use"} <= roots
     unreached = sorted(set(graph.trees) - graph.reached(roots))
     assert not unreached, f"modules in the wheel that no entry point imports: {unreached}"
+
+
+# -- every function is called ----------------------------------------------------------------
+
+CALLED_FROM_OUTSIDE = {
+    ("src/plangate/hooks/runtime.py", "run_process"): "the hook command runs it (hook_registry)",
+    ("src/plangate/journal/__init__.py", "__getattr__"): "Python calls it: lazy module names",
+    ("src/plangate/plan/__init__.py", "__getattr__"): "Python calls it: lazy module names",
+    ("src/plangate/plan/__init__.py", "__dir__"): "Python calls it: dir() of the package",
+    ("src/plangate/harness/standin/server.py", "log_message"): "http.server calls it",
+    ("src/plangate/harness/standin/server.py", "do_GET"): "http.server calls it",
+    ("src/plangate/harness/standin/server.py", "do_HEAD"): "http.server calls it",
+    ("src/plangate/harness/standin/server.py", "do_DELETE"): "http.server calls it",
+}
+_CODE = ("src/plangate", "tests", "testkit", "benchmarks")
+
+
+def test_every_function_is_called_from_somewhere() -> None:
+    import vulture  # type: ignore[import-untyped]  # vulture ships no type information
+
+    finder = vulture.Vulture(ignore_names=["pytest_*"], ignore_decorators=["@pytest.fixture"])
+    finder.scavenge([str(REPO / folder) for folder in _CODE])
+    unused = {
+        (Path(item.filename).resolve().relative_to(REPO).as_posix(), item.name): item
+        for item in finder.get_unused_code(min_confidence=60)
+        if item.typ in ("function", "method", "property", "class")
+    }
+    assert set(CALLED_FROM_OUTSIDE) <= set(unused), "a listed exception is called now: unlist it"
+    dead = sorted(
+        f"{path}:{item.first_lineno} {item.typ} {name}"
+        for (path, name), item in unused.items()
+        if (path, name) not in CALLED_FROM_OUTSIDE
+    )
+    assert not dead, f"nothing calls these (delete them, or name the caller): {dead}"
 
 
 # -- installed as a user installs it --------------------------------------------------------

@@ -33,10 +33,6 @@ def claude_config_dir() -> str:
     return os.path.join(_home(), ".claude")
 
 
-def claude_projects_dir() -> str:
-    return os.path.join(claude_config_dir(), "projects")
-
-
 SLUG_MAX = 200
 """Claude Code keeps this many characters of a slug and appends a hash of the directory."""
 

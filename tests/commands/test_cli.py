@@ -22,15 +22,10 @@ from plangate.errors import COMMON_EXIT_CODES, EXIT_INTERNAL, EXIT_INTERRUPTED, 
 
 SRC = Path(plangate.__file__).resolve().parent
 README = Path(__file__).resolve().parents[2] / "README.md"
-HELPERS = {"journal_survey"}  # modules of commands/ that are not verbs
 
 
 def _verb_modules() -> list[str]:
-    return sorted(
-        info.name
-        for info in pkgutil.iter_modules(plangate.commands.__path__)
-        if info.name not in HELPERS
-    )
+    return sorted(info.name for info in pkgutil.iter_modules(plangate.commands.__path__))
 
 
 def test_every_module_in_commands_is_a_verb_the_cli_lists() -> None:

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from plangate.commands.config import config_get, config_list, config_set
-from plangate.commands.setup import setup
 from plangate.errors import ConfigError, UsageError
+from plangate.install.setup import setup
 
 
 @pytest.fixture

@@ -290,8 +290,8 @@ ELSEWHERE = {
     ("gate", 0): "a whole /autoplan review: tests/e2e/test_autoplan_pipeline.py",
     ("demo", 0): "the real Claude Code CLI: tests/e2e/test_demo.py",
     ("serve", 1): "reached with a bad database above; a missing package cannot be faked here",
-    ("doctor", 0): "a healthy installation with the real CLI: tests/commands/test_doctor.py",
-    ("doctor", 1): "each way it breaks: tests/commands/test_doctor.py",
+    ("doctor", 0): "a healthy installation with the real CLI: tests/install/test_doctor.py",
+    ("doctor", 1): "each way it breaks: tests/install/test_doctor.py",
 }
 
 

@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
-from plangate.commands import journal_survey
-from plangate.commands.journal_survey import collect, survey
+from plangate import journal_survey
 from plangate.errors import UsageError
+from plangate.journal_survey import collect, survey
 from testkit.journals import journal_path
 from tests import corpus
 from tests.corpus import CORPUS

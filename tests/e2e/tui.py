@@ -142,10 +142,6 @@ def is_idle(screen: str) -> bool:
     return has_prompt(screen) and not is_working(screen)
 
 
-def _is_cursor(line: str) -> bool:
-    return line.lstrip().startswith("❯")
-
-
 def _squash(text: str) -> str:
     return "".join(text.split())
 

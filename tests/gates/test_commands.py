@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
+from plangate import hook_registry
 from plangate.commands.gates import hook_timeout
 from plangate.commands.report import report
 from plangate.commands.settings import settings
 from plangate.gates import session_record
-from plangate.hooks import registry
 from tests.gates.conftest import RANKED, Env, ceo_session, write_file
 
 PYTHON = "/opt/venv/bin/python"
@@ -30,11 +30,11 @@ def test_settings_for_both_gates() -> None:
     code, data, _ = _settings(True, True)
     assert code == 0
     assert data["env"] == {"PLANGATE_CEO_REVIEW_GATE": "on", "PLANGATE_AUTOPLAN_GATE": "on"}
-    assert data["hooks"] == registry.hook_settings(True, True, PYTHON)
+    assert data["hooks"] == hook_registry.hook_settings(True, True, PYTHON)
     stop = data["hooks"]["Stop"][0]["hooks"][0]
     assert stop == {
         "type": "command",
-        "command": registry.hook_command("plangate.hooks.stop", PYTHON),
+        "command": hook_registry.hook_command("plangate.hooks.stop", PYTHON),
         "timeout": 25,
     }
     assert "plangate.hooks.stop import main" in stop["command"]

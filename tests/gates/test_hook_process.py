@@ -16,7 +16,7 @@ from plangate.gates import session_record
 from testkit.journals import use_id
 from tests.gates.conftest import RANKED, Env, ceo_session, write_file
 
-# As the registration runs it (plangate.hooks.registry.hook_command).
+# As the registration runs it (plangate.hook_registry.hook_command).
 ENTRY = (
     "from plangate.hooks.subagent_stop import main; "
     "from plangate.hooks.runtime import run_process; run_process(main)"

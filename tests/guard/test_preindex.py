@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from plangate.guard import preindex
-from plangate.hooks.registry import package_root
+from plangate.hook_registry import package_root
 from plangate.journal import index as journal_index
 from testkit.session import Call, HookOutcome, SimulatedSession
 from tests.guard.scenarios import conftest as scenes

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from plangate import deferred
-from plangate.hooks.registry import hook_command
+from plangate.hook_registry import hook_command
 from plangate.journal import frames
 from plangate.journal import index as journal_index
 from testkit.journals import Journal

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from plangate.hooks import registry
+from plangate import hook_registry
 
 SHADOWS = ("__future__", "_json", "zlib")
 
@@ -22,7 +22,7 @@ def test_the_working_folder_is_off_the_path_of_a_hook_process(tmp_path: Path) ->
         (project / f"{name}.py").write_text('raise SystemExit("imported from the project")\n')
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PLANGATE"))}
     env["PLANGATE_STATE_ROOT"] = str(tmp_path / "state")
-    argv = shlex.split(registry.hook_command("plangate.hooks.pre_tool_use", sys.executable))
+    argv = shlex.split(hook_registry.hook_command("plangate.hooks.pre_tool_use", sys.executable))
     payload = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {}}
     done = subprocess.run(
         argv, input=json.dumps(payload), capture_output=True, text=True, env=env, cwd=project
@@ -34,7 +34,7 @@ def test_the_working_folder_is_off_the_path_of_a_hook_process(tmp_path: Path) ->
         "import zlib; print('' in sys.path, zlib.__name__)"
     )
     done = subprocess.run(
-        [sys.executable, "-S", "-c", probe, registry.package_root()],
+        [sys.executable, "-S", "-c", probe, hook_registry.package_root()],
         capture_output=True,
         text=True,
         env=env,

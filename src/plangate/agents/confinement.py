@@ -41,12 +41,13 @@ import functools
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from plangate.processes import run_bounded
 
 __all__ = [
     "BWRAP_ENV",
@@ -101,15 +102,14 @@ def _bwrap_binary(environ: Mapping[str, str]) -> str | None:
 def _probe(binary: str) -> str | None:
     """``None`` if ``binary`` can run a command in a read-only sandbox here, else why not."""
     try:
-        done = subprocess.run(
+        done = run_bounded(
             [binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "true"],
-            capture_output=True,
-            text=True,
             timeout=20,
-            check=False,
         )
-    except (OSError, subprocess.TimeoutExpired) as error:
+    except OSError as error:
         return f"{binary} cannot be started: {error}"
+    if done.timed_out:
+        return f"{binary} cannot be started: it did not finish within 20 seconds"
     if done.returncode != 0:
         said = (done.stderr or done.stdout).strip().splitlines()
         return f"{binary} does not work here: {said[-1] if said else done.returncode}"
@@ -145,18 +145,15 @@ def _main_repository(worktree: Path) -> Path | None:
     """The top folder of the repository whose worktree ``worktree`` is (``None`` if git
     cannot say)."""
     try:
-        done = subprocess.run(
+        done = run_bounded(
             ["git", "rev-parse", "--path-format=absolute", "--git-common-dir"],
             cwd=worktree,
-            capture_output=True,
-            text=True,
             timeout=30,
-            check=False,
         )
-    except (OSError, subprocess.TimeoutExpired):
+    except OSError:
         return None
     common = done.stdout.strip()
-    if done.returncode != 0 or not common:
+    if done.timed_out or done.returncode != 0 or not common:
         return None
     path = Path(common)
     return path.parent if path.name == ".git" else path

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import subprocess
 import sys
 from typing import Any, TextIO
 
@@ -23,6 +22,7 @@ from plangate import files, jsonio
 from plangate.autoplan import layout, plans, writes
 from plangate.autoplan.scope import detect_scope
 from plangate.errors import PlangateError, UsageError
+from plangate.processes import run_bounded
 
 NEW_RESTORE_REMEDY = "choose a new restore path for this plan"
 
@@ -204,18 +204,15 @@ def _mode_of(path: str) -> int | None:
 def _project(folder: str) -> tuple[str, str | None]:
     """The project root (git top level, else ``folder``) and its ``info/exclude`` path."""
     try:
-        completed = subprocess.run(
+        completed = run_bounded(
             ["git", "rev-parse", "--show-toplevel", "--git-path", "info/exclude"],
             cwd=folder,
-            capture_output=True,
-            text=True,
-            check=False,
             timeout=30,
         )
-    except (OSError, subprocess.SubprocessError):
+    except OSError:
         return folder, None
     lines = completed.stdout.splitlines()
-    if completed.returncode != 0 or len(lines) != 2 or not lines[0]:
+    if completed.timed_out or completed.returncode != 0 or len(lines) != 2 or not lines[0]:
         return folder, None
     top, exclude = lines
     return layout.canonical_path(top), os.path.join(folder, exclude)

@@ -14,10 +14,10 @@ import sys
 from collections.abc import Mapping
 from typing import TextIO
 
-from plangate import config, settings_file
+from plangate import config, hook_registry
 from plangate.config import display_path
 from plangate.errors import ConfigError, ExitCodes
-from plangate.hooks import registry
+from plangate.install import settings_file
 from plangate.locations import claude_config_dir
 
 EXIT_CODES = ExitCodes(
@@ -125,7 +125,7 @@ def _hint_unregistered(key: str, err: TextIO) -> None:
         return
     missing = [
         spec.event
-        for spec in registry.HOOKS
+        for spec in hook_registry.HOOKS
         if key in spec.switches and spec.event not in registered
     ]
     if missing:

@@ -2,7 +2,7 @@
 
 Claude Code kills a hook that outlives its registration's ``timeout`` and lets the stop
 through without a trace, so a gate must always give up by itself first: its longest deadline
-is 20 seconds, and the registration allows 25 (``plangate.hooks.registry.HOOK_TIMEOUT_S``).
+is 20 seconds, and the registration allows 25 (``plangate.hook_registry.HOOK_TIMEOUT_S``).
 Setup and ``plangate settings`` write this number; keep your own settings at or above it.
 """
 
@@ -13,7 +13,7 @@ import sys
 from typing import TextIO
 
 from plangate.errors import ExitCodes
-from plangate.hooks.registry import HOOK_TIMEOUT_S
+from plangate.hook_registry import HOOK_TIMEOUT_S
 
 EXIT_CODES = ExitCodes(
     {0: "printed", 2: "bad usage: a bad flag, or no subcommand (its help is printed)"},

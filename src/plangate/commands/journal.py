@@ -1,7 +1,7 @@
 """``plangate journal inspect|survey``: judge a journal and explain the verdict to a person.
 
 ``inspect`` is here; ``survey`` (every journal in Claude Code's folder) is
-:mod:`plangate.commands.journal_survey`.
+:mod:`plangate.journal_survey`.
 """
 
 from __future__ import annotations
@@ -237,7 +237,7 @@ def run(args: argparse.Namespace) -> int:
             as_json=args.json,
         )
     if args.journal_command == "survey":
-        from plangate.commands.journal_survey import survey
+        from plangate.journal_survey import survey
 
         return survey(since_days=args.since, as_json=args.json, config_dir=args.config_dir)
     args.journal_help()

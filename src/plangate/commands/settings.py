@@ -15,9 +15,9 @@ import json
 import sys
 from typing import TextIO
 
+from plangate import hook_registry
 from plangate.errors import ExitCodes
 from plangate.gates.gate import AUTOPLAN, CEO_REVIEW
-from plangate.hooks import registry
 
 USAGE = "SKILL_GATES_USAGE"
 EXIT_USAGE = 1
@@ -32,7 +32,7 @@ def settings_object(
     ceo_review: bool, autoplan: bool, python: str | None = None
 ) -> dict[str, object]:
     """The settings for these gates: ``{"hooks": {...}, "env": {...}}``."""
-    hooks = registry.hook_settings(ceo_review, autoplan, python or sys.executable)
+    hooks = hook_registry.hook_settings(ceo_review, autoplan, python or sys.executable)
     env = {
         gate.env: "on"
         for gate, wanted in ((CEO_REVIEW, ceo_review), (AUTOPLAN, autoplan))

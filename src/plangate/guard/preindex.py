@@ -13,7 +13,7 @@ guard's fold, so that the index it saves carries the fold too, and exits.
   and is the lock: the starter takes ``flock(LOCK_EX | LOCK_NB)`` on it and hands that open
   file to the child, so at most one pre-index per session runs, and the lock is released
   when the child ends, however it ends (no stale lock to clear).
-- The child is started as hooks are (:func:`plangate.hooks.registry.hook_argv`: the same
+- The child is started as hooks are (:func:`plangate.hook_registry.hook_argv`: the same
   interpreter, ``-S``, plangate's folder), with ``os.posix_spawn`` (``subprocess`` stays off
   the hook path), in a session of its own, with stdin, stdout and stderr on ``/dev/null``:
   Claude Code never waits for it.
@@ -122,7 +122,7 @@ def _start(
         if not _due(_parse(os.pread(descriptor, _MARK_BYTES, 0)), size):
             return False  # another hook run started one for this size meanwhile
         os.pwrite(descriptor, _MARK % size, 0)
-        from plangate.hooks.registry import hook_argv
+        from plangate.hook_registry import hook_argv
 
         words = [journal, session_id, str(payload.get("cwd")), str(payload.get("tool_use_id"))]
         spawn([*hook_argv(CHILD_MODULE), *words, str(descriptor)], keep=descriptor)

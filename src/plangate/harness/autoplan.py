@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 from plangate.harness.claude import ClaudeEnv, ClaudeResult
 from plangate.harness.standin import ModelRequest, Reply, canned_side_reply, text, tool_use
 from plangate.harness.standin.script import ToolUse, TurnLike, as_reply
+from plangate.processes import run_bounded
 
 Step = TurnLike | Callable[[ModelRequest], TurnLike]
 
@@ -99,7 +99,8 @@ class AutoplanProject:
         self.project = env.project_dir
         self.plan = self.project / "plan.md"
         self.plan.write_text(PLAN, encoding="utf-8")
-        subprocess.run(["git", "init", "-q", str(self.project)], check=True)
+        done = run_bounded(["git", "init", "-q", str(self.project)], timeout=60)
+        assert done.returncode == 0 and not done.timed_out, done.stderr
         self.restore = self.project / ".plangate" / "tmp" / "autoplan" / "plan-restore-1.md"
         self.skill = (skills or env.home / ".claude" / "skills") / "autoplan"
         self.plangate = os.path.join(os.path.dirname(sys.executable), "plangate")
@@ -112,14 +113,8 @@ class AutoplanProject:
         return env
 
     def setup(self, *args: str) -> str:
-        result = subprocess.run(
-            [self.plangate, "setup", *args],
-            env=self.environ(),
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert result.returncode == 0, result.stderr
+        result = run_bounded([self.plangate, "setup", *args], env=self.environ(), timeout=60)
+        assert result.returncode == 0 and not result.timed_out, result.stderr
         return result.stdout
 
     def run(self, prompt: str, player: Player, **options: Any) -> ClaudeResult:

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,7 +25,7 @@ from typing import Any, Literal, Protocol
 
 from plangate.claude_cli import find_claude
 from plangate.locations import project_slug
-from plangate.processes import RUN_TOKEN_ENV, end_marked, kill_group
+from plangate.processes import run_bounded
 
 #: Environment variables never passed from the caller's environment to the CLI: they would
 #: point it at a real account or make it think it runs inside another Claude Code session.
@@ -304,41 +302,18 @@ class ClaudeEnv:
     def _execute(
         self, args: list[str], cwd: Path, env: dict[str, str], timeout: float
     ) -> ClaudeResult:
-        started = time.monotonic()
-        timed_out = False
-        # Every process of this run inherits the token, even those the CLI starts in process
-        # groups of their own (its Bash tool does): they are found by it and ended afterwards.
+        # Every process of this run carries the token, even those the CLI starts in process
+        # groups of their own (its Bash tool does): they are found by it and ended afterwards,
+        # and on a timeout too (hooks and shells included).
         token = uuid.uuid4().hex
-        env = {**env, RUN_TOKEN_ENV: token}
-        proc = subprocess.Popen(
-            args,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,  # its own process group: a timeout kills hooks and shells too
-        )
-        try:
-            stdout, stderr = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            kill_group(proc)
-            stdout, stderr = proc.communicate(timeout=10)
-        finally:
-            if proc.poll() is None:
-                kill_group(proc)
-                proc.wait(timeout=10)
-        kill_group(proc)  # whatever is left in its group
-        end_marked(token)
+        done = run_bounded(args, timeout=timeout, cwd=cwd, env=env, token=token)
         return ClaudeResult(
             args=args,
-            returncode=proc.returncode,
-            stdout=stdout or "",
-            stderr=stderr or "",
-            duration=time.monotonic() - started,
-            timed_out=timed_out,
+            returncode=done.returncode,
+            stdout=done.stdout,
+            stderr=done.stderr,
+            duration=done.duration,
+            timed_out=done.timed_out,
             home=self.home,
             project_dir=self.project_dir,
             output_format=args[args.index("--output-format") + 1],

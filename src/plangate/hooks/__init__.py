@@ -4,7 +4,7 @@ A hook process starts on every matching tool call, so these modules import only 
 library and plangate's own hook-path modules; ``tests/hooks/test_imports.py`` checks that.
 
 In a process started as hooks are registered (``python -S -c '...' ROOT``,
-:func:`plangate.hooks.registry.hook_command`), importing this package first takes the
+:func:`plangate.hook_registry.hook_command`), importing this package first takes the
 working folder off ``sys.path`` (``-c`` puts it there as ``''``, ahead of the standard
 library's compiled modules: a ``zlib.py`` in the project would otherwise run inside the
 guard).

@@ -83,8 +83,8 @@ def run_hook(
 
 def run_process(main: Callable[[], int], defer: bool = True) -> NoReturn:
     """The whole life of a process started by a registered hook command
-    (:func:`.registry.hook_command`): ``main()``, its output flushed, deferred work left to
-    a detached child (:mod:`plangate.deferred`), then ``os._exit``, which skips the
+    (:func:`plangate.hook_registry.hook_command`): ``main()``, its output flushed, deferred
+    work left to a detached child (:mod:`plangate.deferred`), then ``os._exit``, which skips the
     interpreter's teardown. Freeing every module and object costs every hook call 2 to 3 ms,
     and tens of milliseconds after a long journal was read, for nothing: plangate writes its
     files through descriptors it closes (:mod:`plangate.files`, the logs), so no buffer holds

@@ -1,7 +1,7 @@
 """``python -m plangate.journal PATH [SESSION PROJECT_DIR CONFIG_DIR]``: one verdict line.
 
 The hook-path way to read a journal from a fresh process, as a hook does: standard library
-only, no argparse; started also as hooks are (:func:`plangate.hooks.registry.hook_command`:
+only, no argparse; started also as hooks are (:func:`plangate.hook_registry.hook_command`:
 ``main()`` then reads ``sys.argv``). ``benchmarks/journal_decision.py`` times it from process
 start to verdict; people use ``plangate journal inspect`` instead.
 """

@@ -222,7 +222,7 @@ class ScriptProtocol(Protocol):
 
 
 ScriptFn: TypeAlias = Callable[[ModelRequest], "Reply | TurnLike | None"]
-ScriptLike: TypeAlias = "ScriptProtocol | ScriptFn"
+ScriptLike: TypeAlias = ScriptProtocol | ScriptFn
 
 DEFAULT_FALLBACK = "Nothing more to do."
 
@@ -278,26 +278,13 @@ class Script:
         self.fallback = fallback
 
     @property
-    def subagent_keys(self) -> list[str]:
-        with self._lock:
-            return list(self._subagents)
-
-    @property
     def remaining_main(self) -> int:
         with self._lock:
             return len(self._main)
 
-    def remaining_subagent(self, key: str) -> int:
-        with self._lock:
-            return len(self._subagents.get(key, []))
-
     def add_main(self, *turns: TurnLike) -> None:
         with self._lock:
             self._main.extend(as_reply(t) for t in turns)
-
-    def add_subagent(self, key: str, *turns: TurnLike) -> None:
-        with self._lock:
-            self._subagents.setdefault(key, []).extend(as_reply(t) for t in turns)
 
     def _queue_for(self, request: ModelRequest) -> list[Reply]:
         if request.kind == "main":

@@ -8,46 +8,31 @@ from __future__ import annotations
 
 import os
 import shlex
-import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping
 
 import plangate
-from plangate import config, skill_bundle
+from plangate import config, hook_registry
 from plangate.claude_cli import NPM_INSTALL, VERIFIED_VERSIONS, claude_version, user_claude
 from plangate.config import display_path
 from plangate.errors import PlangateError
-from plangate.hooks import registry
-from plangate.install_place import temporary_reason
+from plangate.install import skill_bundle
+from plangate.install.check import OK, PROBLEM, SETUP_AGAIN, WARN, Check
+from plangate.install.hook_probe import STDLIB, probe
+from plangate.install.place import temporary_reason
+from plangate.install.plugin import build
+from plangate.install.registrations import Registration, read_json, registrations
+from plangate.install.skill_check import check_skills
+from plangate.journal.fast import fast_min_bytes
 from plangate.locations import claude_config_dir, state_root
-from plangate.plugin import build
-from plangate.registrations import Registration, read_json, registrations
-from plangate.skill_names import MARKETPLACE_NAME, PLUGIN_NAME, marketplace_dir, plugin_dir
+from plangate.skill_names import (
+    MARKETPLACE_NAME,
+    marketplace_dir,
+    plugin_dir,
+)
 
 SURVEY_DAYS = 14
-OK = "ok"
-WARN = "warn"
-PROBLEM = "problem"
-_SETUP_AGAIN = "run `plangate setup{plugin}` again with the plangate you use"
-
-
-class Check:
-    __slots__ = ("name", "status", "detail", "remedy")
-
-    def __init__(self, name: str, status: str, detail: str, remedy: str = "") -> None:
-        self.name = name
-        self.status = status
-        self.detail = detail
-        self.remedy = remedy
-
-    def as_dict(self) -> dict[str, str]:
-        return {
-            "check": self.name,
-            "status": self.status,
-            "detail": self.detail,
-            "remedy": self.remedy,
-        }
 
 
 def check_registrations(found: list[Registration], skills_source: str) -> Check:
@@ -110,39 +95,33 @@ def check_registrations(found: list[Registration], skills_source: str) -> Check:
     return Check("registration", OK, detail)
 
 
-def _version_of(python: str, root: str) -> str | None:
-    probe = (
-        "import sys; sys.path.insert(0, sys.argv[1]); import plangate; print(plangate.__version__)"
-    )
-    try:
-        done = subprocess.run(
-            [python, "-S", "-c", probe, root],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout.strip() if done.returncode == 0 else None
+def _runs_plangate(words: list[str]) -> bool:
+    """Whether a hook command is plangate's ``<python> -S -c <entry> <folder>``."""
+    return len(words) >= 4 and words[1:3] == ["-S", "-c"]
+
+
+def _hook_interpreters(found: list[Registration]) -> list[tuple[str, str]]:
+    """The (interpreter, plangate folder) pairs the registered hook commands run."""
+    pairs: list[tuple[str, str]] = []
+    for reg in found:
+        for words in reg.commands:
+            if _runs_plangate(words) and (words[0], words[-1]) not in pairs:
+                pairs.append((words[0], words[-1]))
+    return pairs
 
 
 def check_hooks(found: list[Registration]) -> Check:
     problems: list[str] = []
     plugin = any(r.is_plugin for r in found)
-    pairs: list[tuple[str, str, str]] = []
     for reg in found:
         if not reg.commands:
             shown = reg.where if reg.is_plugin else display_path(reg.where)
             problems.append(f"{shown}: no hook command can be read")
         for words in reg.commands:
-            if len(words) >= 4 and words[1:3] == ["-S", "-c"]:
-                pair = (words[0], words[-1], reg.where)
-                if pair not in pairs:
-                    pairs.append(pair)
-            else:
+            if not _runs_plangate(words):
                 problems.append(f"a hook command plangate cannot read: {shlex.join(words)}")
-    for python, root, _where in pairs:
+    pairs = _hook_interpreters(found)
+    for python, root in pairs:
         config_dir = claude_config_dir()
         reason = temporary_reason(python, config_dir) or temporary_reason(root, config_dir)
         if not (os.path.isfile(python) and os.access(python, os.X_OK)):
@@ -150,7 +129,8 @@ def check_hooks(found: list[Registration]) -> Check:
         elif reason is not None:
             problems.append(f"the hooks run plangate from {reason} ({python})")
         else:
-            version = _version_of(python, root)
+            probed = probe(python, root)
+            version = probed.version if probed is not None else None
             if version is None:
                 problems.append(f"{python} cannot import plangate from {root}")
             elif version != plangate.__version__:
@@ -170,59 +150,43 @@ def check_hooks(found: list[Registration]) -> Check:
             "hooks",
             PROBLEM,
             "; ".join(problems),
-            _SETUP_AGAIN.format(plugin=" --plugin" if plugin else ""),
+            SETUP_AGAIN.format(plugin=" --plugin" if plugin else ""),
         )
-    pythons = ", ".join(sorted({python for python, _, _ in pairs}))
+    pythons = ", ".join(sorted({python for python, _ in pairs}))
     return Check("hooks", OK, f"run plangate {plangate.__version__} with {pythons}")
 
 
-def _expected_python(found: list[Registration]) -> str:
-    for reg in found:
-        for words in reg.commands:
-            if words:
-                return words[0]
-    return sys.executable
-
-
-def check_skills(found: list[Registration], skills_source: str) -> Check:
-    plugin = any(r.is_plugin for r in found)
-    python = _expected_python(found)
-    if plugin:
-        base = os.path.join(plugin_dir(), "skills")
-    else:
-        base = os.path.join(claude_config_dir(), "skills")
-    problems: list[str] = []
-    names: list[str] = []
-    for name, source in skill_bundle.bundled(skills_source):
-        target = os.path.join(base, name)
-        names.append(name)
-        if not skill_bundle.is_ours(target):
-            problems.append(f"{name} is not installed in {display_path(base)}")
-            continue
-        expected = skill_bundle.expected(source, target, python)
-        installed = skill_bundle.tree(target)
-        changed = sorted(
-            p for p in set(expected) | set(installed) if expected.get(p) != installed.get(p)
-        )
-        if changed:
-            problems.append(
-                f"{name} differs from plangate {plangate.__version__}'s: "
-                + ", ".join(f"{display_path(target)}/{p}" for p in changed[:3])
-            )
-    if problems:
+def check_parser(found: list[Registration]) -> Check:
+    """Which JSON parser the hooks read long journals with: msgspec, or the standard library
+    (the fallback where msgspec has no wheel: the same verdicts, cold reads about twice as
+    long)."""
+    pairs = _hook_interpreters(found) or [(sys.executable, hook_registry.package_root())]
+    said: list[str] = []
+    without: list[str] = []
+    for python, root in pairs:
+        probed = probe(python, root)
+        if probed is None:
+            continue  # the hooks check names it
+        parser = "the standard library" if probed.parser == STDLIB else probed.parser
+        if probed.parser == STDLIB:
+            without.append(python)
+        if parser not in said:
+            said.append(parser)
+    if not said:
+        return Check("parser", OK, "nothing to check: no hook interpreter imports plangate")
+    whose = "the hooks parse" if found else "no hooks registered; this plangate parses"
+    detail = f"{whose} journals of {fast_min_bytes() >> 20} MiB and more with {' and '.join(said)}"
+    if without:
         return Check(
-            "skills",
-            PROBLEM,
-            "; ".join(problems),
-            _SETUP_AGAIN.format(plugin=" --plugin" if plugin else "")
-            + " (it replaces edited files: copy your changes elsewhere first)",
+            "parser",
+            WARN,
+            f"{detail}: {', '.join(without)} cannot import msgspec, so cold reads of long "
+            "journals take about twice as long (the verdicts are the same)",
+            "reinstall plangate with its dependencies (`uv tool install --reinstall plangate` "
+            "or `pipx reinstall plangate`); without a msgspec wheel for this platform the "
+            "standard library is the fallback",
         )
-    where = PLUGIN_NAME + " plugin" if plugin else display_path(base)
-    return Check(
-        "skills",
-        OK,
-        f"{', '.join(names) or 'none bundled'} match plangate {plangate.__version__} ({where})",
-    )
+    return Check("parser", OK, detail)
 
 
 def check_claude() -> Check:
@@ -252,7 +216,7 @@ def check_claude() -> Check:
 
 def survey_summary(version: str, since_days: float = SURVEY_DAYS) -> str:
     """What ``plangate journal survey`` finds of ``version``'s journals (the last days)."""
-    from plangate.commands.journal_survey import collect
+    from plangate.journal_survey import collect
 
     try:
         report = collect(since_days=since_days)
@@ -295,7 +259,7 @@ def check_switches(environ: Mapping[str, str], found: list[Registration]) -> Che
     parts: list[str] = []
     problems: list[str] = []
     events = {event for reg in found for event in reg.events}
-    for name in (registry.CEO_REVIEW_GATE, registry.AUTOPLAN_GATE):
+    for name in (hook_registry.CEO_REVIEW_GATE, hook_registry.AUTOPLAN_GATE):
         try:
             value, source = config.gate_switch(name, environ)
         except PlangateError as error:
@@ -313,16 +277,18 @@ def check_switches(environ: Mapping[str, str], found: list[Registration]) -> Che
             "gate switches",
             PROBLEM,
             "; ".join([*parts, *problems]),
-            _SETUP_AGAIN.format(plugin=" --plugin" if plugin else "") + " to register it",
+            SETUP_AGAIN.format(plugin=" --plugin" if plugin else "") + " to register it",
         )
     return Check("gate switches", OK, "; ".join(parts))
 
 
 def run_checks(environ: Mapping[str, str], cwd: str, skills_source: str) -> list[Check]:
     found = registrations(cwd)
+    probe.cache_clear()  # one probe per interpreter in a run, none kept from an earlier one
     return [
         check_registrations(found, skills_source),
         check_hooks(found),
+        check_parser(found),
         check_skills(found, skills_source),
         check_claude(),
         check_state_root(),

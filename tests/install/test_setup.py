@@ -18,13 +18,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from plangate import config, settings_file
-from plangate.commands.setup import SKILL_MARKER, bundled_skills_dir, flag_value, setup
+from plangate import config, hook_registry
+from plangate.commands.setup import flag_value
 from plangate.errors import ConfigError, UsageError
-from plangate.hooks import registry
+from plangate.install import settings_file
+from plangate.install.setup import setup
+from plangate.install.skill_bundle import SKILL_MARKER, bundled_skills_dir
 
 PY = "/opt/py/bin/python3"
-ROOT = registry.package_root()
+ROOT = hook_registry.package_root()
 
 
 def registered(module: str) -> str:
@@ -122,7 +124,7 @@ def our_commands(data: dict[str, Any]) -> dict[str, list[str]]:
     for event, groups in data.get("hooks", {}).items():
         for group in groups:
             for handler in group.get("hooks", []):
-                if registry.is_plangate_handler(handler):
+                if hook_registry.is_plangate_handler(handler):
                     found.setdefault(event, []).append(handler["command"])
     return found
 
@@ -155,20 +157,24 @@ def test_hook_settings_for_each_switch_combination() -> None:
     }
     stop = {"hooks": [{"type": "command", "command": STOP, "timeout": 25}]}
     subagent = {"hooks": [{"type": "command", "command": SUBAGENT_STOP, "timeout": 25}]}
-    assert registry.hook_settings(False, False, PY) == {"PreToolUse": [guard]}
-    assert registry.hook_settings(True, False, PY) == {
+    assert hook_registry.hook_settings(False, False, PY) == {"PreToolUse": [guard]}
+    assert hook_registry.hook_settings(True, False, PY) == {
         "PreToolUse": [guard],
         "Stop": [stop],
         "SubagentStop": [subagent],
     }
-    assert registry.hook_settings(False, True, PY) == {"PreToolUse": [guard], "Stop": [stop]}
-    assert list(registry.hook_settings(True, True, PY)) == ["PreToolUse", "Stop", "SubagentStop"]
+    assert hook_registry.hook_settings(False, True, PY) == {"PreToolUse": [guard], "Stop": [stop]}
+    assert list(hook_registry.hook_settings(True, True, PY)) == [
+        "PreToolUse",
+        "Stop",
+        "SubagentStop",
+    ]
 
 
 def test_hook_command_uses_this_python_by_default() -> None:
-    block = registry.hook_settings(False, False)
+    block = hook_registry.hook_settings(False, False)
     command = block["PreToolUse"][0]["hooks"][0]["command"]  # type: ignore[index]
-    assert command == registry.hook_command("plangate.hooks.pre_tool_use", sys.executable)
+    assert command == hook_registry.hook_command("plangate.hooks.pre_tool_use", sys.executable)
     assert command.startswith(f'"{os.path.abspath(sys.executable)}" -S -c ')
 
 
@@ -176,21 +182,21 @@ def test_hook_timeout_outlives_the_longest_hook_deadline() -> None:
     from plangate.gates.timing import MAX_DEADLINE_MS
     from plangate.hooks.pre_tool_use import MAX_DEADLINE_MS as GUARD_MAX_DEADLINE_MS
 
-    assert registry.HOOK_TIMEOUT_S == 25 > max(MAX_DEADLINE_MS, GUARD_MAX_DEADLINE_MS) / 1000
-    for spec in registry.HOOKS:
-        assert spec.timeout == registry.HOOK_TIMEOUT_S
+    assert hook_registry.HOOK_TIMEOUT_S == 25 > max(MAX_DEADLINE_MS, GUARD_MAX_DEADLINE_MS) / 1000
+    for spec in hook_registry.HOOKS:
+        assert spec.timeout == hook_registry.HOOK_TIMEOUT_S
 
 
 def test_guard_matcher_is_an_exact_name_list() -> None:
     # Claude Code reads letters, digits, _ - space , | as exact names, anything else as regex.
-    matcher = registry.BY_EVENT["PreToolUse"].matcher
+    matcher = hook_registry.BY_EVENT["PreToolUse"].matcher
     assert matcher == "Read|Agent"
     assert all(ch.isalnum() or ch == "|" for ch in matcher)
 
 
 def test_command_quoting_survives_the_shell(tmp_path: Path) -> None:
     odd = str(tmp_path / 'dir with $HOME and "quotes" and `ticks` \\ back' / "python")
-    command = registry.hook_command("plangate.hooks.stop", odd)
+    command = hook_registry.hook_command("plangate.hooks.stop", odd)
     echoed = subprocess.run(
         ["sh", "-c", command.split(" -S -c ")[0].join(["printf %s ", ""])],
         capture_output=True,
@@ -198,15 +204,15 @@ def test_command_quoting_survives_the_shell(tmp_path: Path) -> None:
         check=True,
     )
     assert echoed.stdout == odd
-    assert registry.is_plangate_command(command)
+    assert hook_registry.is_plangate_command(command)
 
 
 def test_recognises_only_plangate_handlers() -> None:
-    assert registry.is_plangate_handler({"type": "command", "command": GUARD})
-    assert registry.is_plangate_handler({"command": "/usr/bin/python3 -m plangate.hooks.stop"})
-    assert not registry.is_plangate_handler({"type": "command", "command": "plangate-lint"})
-    assert not registry.is_plangate_handler({"type": "http", "command": GUARD})
-    assert not registry.is_plangate_handler("-m plangate.hooks.stop")
+    assert hook_registry.is_plangate_handler({"type": "command", "command": GUARD})
+    assert hook_registry.is_plangate_handler({"command": "/usr/bin/python3 -m plangate.hooks.stop"})
+    assert not hook_registry.is_plangate_handler({"type": "command", "command": "plangate-lint"})
+    assert not hook_registry.is_plangate_handler({"type": "http", "command": GUARD})
+    assert not hook_registry.is_plangate_handler("-m plangate.hooks.stop")
 
 
 # -- install ---------------------------------------------------------------------------------
@@ -237,7 +243,7 @@ def test_fresh_install(env: Env) -> None:
     ]
     assert err == []
     assert env.settings.read_text() == (
-        json.dumps({"hooks": registry.hook_settings(True, False, PY)}, indent=2) + "\n"
+        json.dumps({"hooks": hook_registry.hook_settings(True, False, PY)}, indent=2) + "\n"
     )
     assert not env.backup.exists()  # there was nothing to back up
     assert sorted(os.listdir(env.claude)) == ["settings.json", "skills"]
@@ -708,7 +714,7 @@ def test_bundled_skills_install_by_default(env: Env) -> None:
 
 CONCURRENT = """
 import io, os, sys, time
-from plangate.commands.setup import setup
+from plangate.install.setup import setup
 go, ceo, source = sys.argv[1], sys.argv[2] == "on", sys.argv[3]
 deadline = time.monotonic() + 30
 while not os.path.exists(go) and time.monotonic() < deadline:
@@ -740,7 +746,7 @@ def test_concurrent_setups_do_not_interleave(env: Env) -> None:
         data = load(env.settings)  # valid JSON
         commands = our_commands(data)
         assert commands["PreToolUse"] == [
-            registry.hook_command("plangate.hooks.pre_tool_use", sys.executable)
+            hook_registry.hook_command("plangate.hooks.pre_tool_use", sys.executable)
         ]
         assert all(len(found) == 1 for found in commands.values())
         assert set(commands) in ({"PreToolUse"}, {"PreToolUse", "Stop", "SubagentStop"})
@@ -794,7 +800,7 @@ _settings = st.builds(
 def test_merge_properties(
     original: dict[str, Any], ceo: bool, autoplan: bool, ceo2: bool, autoplan2: bool
 ) -> None:
-    block = registry.hook_settings(ceo, autoplan, PY)
+    block = hook_registry.hook_settings(ceo, autoplan, PY)
     merged = settings_file.merge_hooks(original, block)
     # idempotent, exactly one copy of ours, others untouched
     assert settings_file.merge_hooks(merged, block) == merged
@@ -806,7 +812,7 @@ def test_merge_properties(
     removed = settings_file.merge_hooks(merged, {})
     assert settings_file.normalized(removed) == settings_file.normalized(original)
     # switching gates converges to the same result as a fresh install
-    other_block = registry.hook_settings(ceo2, autoplan2, PY)
+    other_block = hook_registry.hook_settings(ceo2, autoplan2, PY)
     assert settings_file.normalized(
         settings_file.merge_hooks(settings_file.merge_hooks(merged, other_block), {})
     ) == settings_file.normalized(original)
@@ -814,11 +820,11 @@ def test_merge_properties(
     assert json.loads(settings_file.render(merged)) == merged
 
 
-@pytest.mark.parametrize("spec", registry.HOOKS, ids=lambda spec: spec.event)
-def test_registered_commands_start_the_hooks(spec: registry.HookSpec) -> None:
+@pytest.mark.parametrize("spec", hook_registry.HOOKS, ids=lambda spec: spec.event)
+def test_registered_commands_start_the_hooks(spec: hook_registry.HookSpec) -> None:
     """The command as registered, through a shell: plangate is found without `site`, and a
     payload that is not one gives the hook's one JSON line, never a traceback."""
-    command = registry.hook_command(spec.module)
+    command = hook_registry.hook_command(spec.module)
     done = subprocess.run(["sh", "-c", command], input=b"{}", capture_output=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert b"Traceback" not in done.stderr
@@ -908,7 +914,7 @@ def test_refuses_hooks_into_uvs_cache(env: Env) -> None:
 
 
 def test_temporary_places(tmp_path: Path) -> None:
-    from plangate.install_place import temporary_reason
+    from plangate.install.place import temporary_reason
 
     scratch = str(tmp_path / "scratch")
     config_dir = str(tmp_path / "home" / ".claude")

@@ -101,8 +101,8 @@ def shell_quote(text: str) -> str:
 
 def package_root() -> str:
     """The folder that holds the ``plangate`` package (``src`` of a development install)."""
-    here = os.path.abspath(__file__)  # <root>/plangate/hooks/registry.py
-    return os.path.dirname(os.path.dirname(os.path.dirname(here)))
+    here = os.path.abspath(__file__)  # <root>/plangate/hook_registry.py
+    return os.path.dirname(os.path.dirname(here))
 
 
 def hook_command(module: str, python: str | None = None, root: str | None = None) -> str:

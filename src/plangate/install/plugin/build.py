@@ -20,8 +20,8 @@ import os
 import shlex
 
 import plangate
-from plangate import skill_bundle
-from plangate.hooks import registry
+from plangate import hook_registry
+from plangate.install import skill_bundle
 from plangate.skill_names import PLUGIN_MARKER, PLUGIN_NAME, marketplace_dir
 
 LAUNCHER = "bin/plangate-hook"
@@ -32,7 +32,7 @@ _MANIFESTS = (".claude-plugin/marketplace.json", f"{PLUGIN_NAME}/.claude-plugin/
 
 def hook_name(module: str) -> str:
     """The launcher's argument for a hook module: ``pre_tool_use``, ``stop``…"""
-    return module.removeprefix(registry.HOOK_MODULE_PREFIX)
+    return module.removeprefix(hook_registry.HOOK_MODULE_PREFIX)
 
 
 def launcher_text(python: str) -> str:
@@ -44,8 +44,8 @@ def launcher_text(python: str) -> str:
         "# upgrading plangate, run `plangate setup --plugin` again; `plangate doctor` checks it.",
         'case "$1" in',
     ]
-    for spec in registry.HOOKS:
-        command = registry.hook_command(spec.module, python)
+    for spec in hook_registry.HOOKS:
+        command = hook_registry.hook_command(spec.module, python)
         lines.append(f"  {hook_name(spec.module)}) exec {command} ;;")
     lines += [
         "esac",
@@ -72,11 +72,11 @@ def launcher_commands(text: str) -> list[list[str]]:
 def hooks_json(switches: dict[str, bool]) -> dict[str, object]:
     """``hooks/hooks.json`` for these gate switches: the same table as the settings hooks."""
     hooks: dict[str, object] = {}
-    for spec in registry.HOOKS:
+    for spec in hook_registry.HOOKS:
         if not spec.wanted(switches):
             continue
         launch = f'"${{CLAUDE_PLUGIN_ROOT}}/{LAUNCHER}" {hook_name(spec.module)}'
-        hooks[spec.event] = [registry.matcher_group(spec, command=launch)]
+        hooks[spec.event] = [hook_registry.matcher_group(spec, command=launch)]
     return {
         "description": "plangate's phase publication guard and skill gates",
         "hooks": hooks,

@@ -17,11 +17,11 @@ import shutil
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from plangate import settings_file, skill_bundle
 from plangate.claude_cli import CLAUDE_BIN_ENV
 from plangate.config import display_path
 from plangate.errors import ConfigError
-from plangate.plugin import build
+from plangate.install import settings_file, skill_bundle
+from plangate.install.plugin import build
 from plangate.processes import run_bounded
 from plangate.skill_names import MARKETPLACE_NAME, PLUGIN_ID, marketplace_dir
 

@@ -9,12 +9,12 @@ import os
 import shlex
 from typing import Any
 
-from plangate import settings_file
+from plangate import hook_registry
 from plangate.errors import PlangateError
-from plangate.hooks import registry
+from plangate.install import settings_file
+from plangate.install.plugin import build
+from plangate.install.plugin import install as plugin_install
 from plangate.locations import claude_config_dir
-from plangate.plugin import build
-from plangate.plugin import install as plugin_install
 from plangate.skill_names import plugin_dir
 
 
@@ -61,7 +61,7 @@ def registrations(cwd: str) -> list[Registration]:
             for entries in groups.values()
             for _, group in entries
             for handler in group["hooks"]
-            if registry.is_plangate_handler(handler)
+            if hook_registry.is_plangate_handler(handler)
         ]
         if groups:
             found.append(Registration(path, sorted(groups), commands))

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from plangate import settings_file
+import plangate
+from plangate import hook_registry
 from plangate.claude_cli import ClaudeNotFoundError, find_claude
-from plangate.commands.doctor import doctor
-from plangate.commands.setup import setup
-from plangate.hooks import registry
+from plangate.install import settings_file
+from plangate.install.doctor import doctor
+from plangate.install.setup import setup
 
 
 class World:
@@ -29,10 +30,16 @@ class World:
         self.make_python()
 
     def make_python(self) -> None:
-        """A real interpreter of its own, which a test can remove."""
+        """A real interpreter of its own, which a test can remove, with plangate's compiled
+        dependency (msgspec) in its site-packages as an installation has it."""
         subprocess.run(
             [sys.executable, "-m", "venv", "--without-pip", str(self.venv)], check=True, timeout=120
         )
+        import msgspec
+
+        (self.msgspec,) = self.venv.glob("lib/python*/site-packages")
+        self.msgspec = self.msgspec / "msgspec"
+        self.msgspec.symlink_to(Path(msgspec.__file__).parent, target_is_directory=True)
 
     @property
     def python(self) -> str:
@@ -155,13 +162,15 @@ def test_the_plugin_healthy_then_duplicated_then_its_interpreter_removed(world: 
     code, lines = world.doctor()
     assert code == 0, lines
     assert _line(lines, "registration").endswith("plugin: PreToolUse, Stop, SubagentStop")
-    assert "match plangate 0.1.0 (plangate plugin)" in _line(lines, "skills")
+    assert "match plangate 0.1.0 (plangate plugin, and Claude Code's installed copy " in _line(
+        lines, "skills"
+    )
     assert "ceo_review_gate on (from ~/.plangate/config.json)" in _line(lines, "gate switches")
 
     # Settings hooks written beside the plugin (by hand, or by an older plangate).
     project_settings = world.project / ".claude" / "settings.json"
     project_settings.parent.mkdir()
-    block = registry.hook_settings(True, False, world.python)
+    block = hook_registry.hook_settings(True, False, world.python)
     project_settings.write_bytes(settings_file.render({"hooks": block}))
     code, checks = world.doctor_json()
     assert code == 1
@@ -179,6 +188,94 @@ def test_the_plugin_healthy_then_duplicated_then_its_interpreter_removed(world: 
     )
     world.make_python()
     assert world.doctor()[0] == 0
+
+
+@pytest.mark.e2e
+def test_the_plugin_copy_claude_code_installed_is_checked(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``claude plugin install`` copies the plugin to ``plugins/cache/<marketplace>/<plugin>/
+    <version>``: an edit there, or a copy of another version, is a problem whose remedy works."""
+    world.setup(plugin=True)
+    cache = world.home / ".claude" / "plugins" / "cache" / "plangate" / "plangate"
+    skill = cache / plangate.__version__ / "skills" / "plan-ceo-review" / "SKILL.md"
+    code, lines = world.doctor()
+    assert code == 0, lines
+    assert _line(lines, "skills").endswith(
+        f"(plangate plugin, and Claude Code's installed copy "
+        f"~/.claude/plugins/cache/plangate/plangate/{plangate.__version__})"
+    )
+
+    with skill.open("a", encoding="utf-8") as stream:
+        stream.write("Skip the review.\n")
+    code, checks = world.doctor_json()
+    assert code == 1
+    assert checks["skills"]["detail"] == (
+        f"plan-ceo-review differs from plangate {plangate.__version__}'s: "
+        f"~/.claude/plugins/cache/plangate/plangate/{plangate.__version__}/skills/"
+        "plan-ceo-review/SKILL.md"
+    )
+    assert checks["skills"]["remedy"].startswith(
+        "run `plangate setup --plugin --uninstall`, then `plangate setup --plugin`"
+    )
+
+    def uninstall() -> None:
+        setup(
+            project=False,
+            uninstall=True,
+            ceo_review_gate=None,
+            autoplan_gate=None,
+            out=io.StringIO(),
+            err=io.StringIO(),
+            cwd=str(world.project),
+            environ={},
+            plugin=True,
+        )
+
+    uninstall()  # the remedy, as named
+    world.setup(plugin=True)
+    assert world.doctor()[0] == 0
+    assert "Skip the review." not in skill.read_text(encoding="utf-8")
+
+    # A copy another plangate installed (here a real install of a plugin built as 0.0.9).
+    uninstall()
+    with monkeypatch.context() as older:
+        older.setattr(plangate, "__version__", "0.0.9")
+        world.setup(plugin=True)
+    code, checks = world.doctor_json()
+    assert code == 1
+    assert (
+        "Claude Code's installed copy ~/.claude/plugins/cache/plangate/plangate/0.0.9 is "
+        f"plangate 0.0.9's, this is {plangate.__version__}"
+    ) in checks["skills"]["detail"]
+    uninstall()
+    world.setup(plugin=True)
+    assert world.doctor()[0] == 0
+
+
+def test_doctor_says_which_parser_the_hooks_use(world: World) -> None:
+    """The hooks' interpreter decides: msgspec where it can import it, else the standard
+    library, the fallback (a warning: the verdicts are the same, only slower)."""
+    import msgspec
+
+    world.setup()
+    code, lines = world.doctor()
+    assert code == 0, lines
+    assert _line(lines, "parser") == (
+        "ok      parser         the hooks parse journals of 16 MiB and more with "
+        f"msgspec {msgspec.__version__}"
+    )
+
+    world.msgspec.unlink()  # a platform without a msgspec wheel
+    code, checks = world.doctor_json()
+    assert code == 0
+    assert checks["parser"]["status"] == "warn"
+    assert checks["parser"]["detail"] == (
+        "the hooks parse journals of 16 MiB and more with the standard library: "
+        f"{world.python} cannot import msgspec, so cold reads of long journals take about "
+        "twice as long (the verdicts are the same)"
+    )
+    assert "uv tool install --reinstall plangate" in checks["parser"]["remedy"]
 
 
 def test_nothing_registered_and_a_gate_on_without_its_hook(
@@ -228,7 +325,7 @@ def test_an_unverified_version_is_told_what_the_survey_finds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Real journals of Claude Code 2.1.38 (the public corpus), surveyed as doctor does."""
-    from plangate.install_checks import survey_summary
+    from plangate.install.checks import survey_summary
     from testkit.journals import journal_path
     from tests import corpus
     from tests.commands.test_journal_survey import root_record

@@ -33,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TextIO
 
 from plangate.errors import PlangateError, UsageError
-from plangate.hooks.registry import package_root
+from plangate.hook_registry import package_root
 from plangate.journal.codes import base_code
 from plangate.locations import claude_config_dir
 from plangate.processes import kill_group, run_bounded

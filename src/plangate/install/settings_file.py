@@ -8,7 +8,7 @@ Rules, in the order they matter to the person whose file it is:
   says "fix or move it, then run plangate setup again"; the file is not touched. A missing
   file, or one holding only whitespace, is empty settings.
 * **Only our entries.** plangate's handlers are recognised by their command (see
-  :data:`plangate.hooks.registry.MARKER`). A merge removes every one of them and puts the
+  :data:`plangate.hook_registry.MARKER`). A merge removes every one of them and puts the
   wanted ones back at the place the first of ours stood (else at the end of the event);
   other handlers, matcher groups, events and top-level keys keep their content and order.
   A matcher group or event left empty by the removal of ours is dropped, and so is a
@@ -47,7 +47,7 @@ from typing import Any
 
 from plangate.config import FileLock, display_path, write_atomic
 from plangate.errors import ConfigError
-from plangate.hooks.registry import is_plangate_handler
+from plangate.hook_registry import is_plangate_handler
 
 BACKUP_SUFFIX = ".plangate-backup"
 LOCK_SUFFIX = ".plangate-lock"
@@ -219,7 +219,7 @@ def merge_hooks(
     """``data`` with every plangate handler removed and ``block``'s groups put in.
 
     ``block`` maps an event to the matcher groups plangate wants there
-    (:func:`plangate.hooks.registry.hook_settings`); an empty block removes all of ours.
+    (:func:`plangate.hook_registry.hook_settings`); an empty block removes all of ours.
     The input is not modified.
     """
     hooks = data.get("hooks")
