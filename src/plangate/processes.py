@@ -6,10 +6,12 @@ check, the Claude Code CLI, git for the viewer and the gates, a journal reader):
     done = run_bounded(["git", "status"], timeout=20, cwd=repo)
     if done.timed_out or done.returncode != 0: ...
 
-Two starts leave a process running on purpose and so cannot go through it (it ends whatever
-its command leaves behind): the guard's pre-index child (:mod:`plangate.guard.preindex`,
-``os.posix_spawn``, as ``subprocess`` stays off the hook path) and the background worker a
-run starts (:func:`plangate.runs.engine.spawn_worker`, a launcher whose child outlives it).
+Three starts leave a process running on purpose and so cannot go through it (it ends
+whatever its command leaves behind): the guard's pre-index child
+(:mod:`plangate.guard.preindex`, ``os.posix_spawn``, as ``subprocess`` stays off the hook
+path), the background worker a run starts (:func:`plangate.runs.engine.spawn_worker`, a
+launcher whose child outlives it) and the run viewer ``plangate demo --serve`` keeps up until
+Ctrl+C (:func:`plangate.demo.run_scene.serve`).
 
 The command runs in a session and process group of its own. When it exits, or its time is
 up, everything it left behind is killed before it is reaped (so no process id it used can

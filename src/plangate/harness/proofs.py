@@ -78,10 +78,6 @@ class Proof:
     detail: str
     lines: list[str] = field(default_factory=list)  # what happened, call by call
 
-    @property
-    def failed_to_run(self) -> bool:
-        return self.detail.startswith("Claude Code did not finish")
-
 
 def _unfinished(name: str, result: ClaudeResult) -> Proof:
     first = (result.stderr.strip() or result.stdout.strip()).splitlines()[-1:] or [""]
