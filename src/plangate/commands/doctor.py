@@ -7,7 +7,8 @@ any temporary environment; that the skills Claude Code loads are the package's (
 plugin, the copy ``claude plugin install`` made too); the Claude Code CLI and its version
 against those plangate is verified with; that the state root can be written; the gate
 switches as resolved. Exit 0 when healthy (warnings allowed), 1 with each problem naming its
-remedy.
+remedy. ``--live`` then proves the hooks fire and decide right in real sessions of the user's
+Claude Code (:mod:`plangate.install.live`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from plangate.errors import ExitCodes
+from plangate.errors import ExitCodes, UsageError
 from plangate.install.doctor import doctor
 
 EXIT_CODES = ExitCodes(
@@ -40,7 +41,21 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         ),
     )
     parser.add_argument("--json", action="store_true", help="print the checks as JSON")
+    parser.add_argument(
+        "--live",
+        action="store_true",
+        help="also run real Claude Code sessions on the stand-in model with your registration "
+        "(run it after every Claude Code upgrade)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    return doctor(as_json=args.json, out=sys.stdout)
+    if args.live and args.json:
+        raise UsageError("--live prints lines, not JSON", "give --live or --json, not both")
+    status = doctor(as_json=args.json, out=sys.stdout)
+    if not args.live:
+        return status
+    from plangate.install.live import live
+
+    print("", file=sys.stdout)
+    return max(status, live(sys.stdout))
