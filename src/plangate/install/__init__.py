@@ -8,6 +8,8 @@
 * :mod:`.place`: the rule that hooks never point into a temporary environment.
 * :mod:`.registrations`, :mod:`.checks`, :mod:`.doctor`: what registers plangate, and
   ``plangate doctor``'s checks of it.
+* :mod:`.live`, :mod:`.carried`: ``plangate doctor --live``, real sessions of the user's
+  Claude Code with the user's registration carried into a throwaway HOME.
 
 Which names and folders are plangate's skills (:mod:`plangate.skill_names`) and the table of
 hooks (:mod:`plangate.hook_registry`) stay below this package: the hooks read them too.

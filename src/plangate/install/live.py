@@ -4,7 +4,7 @@ A hook Claude Code cannot start, or one it stops calling after an upgrade, lets 
 through without a word. The file checks of ``plangate doctor`` cannot see that; this does.
 Each check runs the Claude Code CLI the user has (``$PLANGATE_CLAUDE_BIN`` or ``claude`` on
 PATH) against the stand-in model on 127.0.0.1, in a throwaway HOME, project and state root
-that carry the user's own registration (:mod:`plangate.harness.carried`), and reads what
+that carry the user's own registration (:mod:`plangate.install.carried`), and reads what
 plangate recorded (:mod:`plangate.harness.proofs`):
 
 - the guard denies /autoplan's Phase 2 entered before Phase 1's report, then allows it;
@@ -30,7 +30,6 @@ from plangate import config
 from plangate.claude_cli import claude_version, find_claude
 from plangate.errors import ConfigError, PlangateError
 from plangate.harness.autoplan import AutoplanProject, Player
-from plangate.harness.carried import STOP_EVENT, NotSetUp, carry
 from plangate.harness.claude import ClaudeEnv
 from plangate.harness.proofs import (
     ProofFunction,
@@ -41,6 +40,7 @@ from plangate.harness.proofs import (
 )
 from plangate.harness.standin import StandIn
 from plangate.hook_registry import AUTOPLAN_GATE, CEO_REVIEW_GATE
+from plangate.install.carried import STOP_EVENT, NotSetUp, carry
 from plangate.locations import claude_config_dir, state_root
 
 SESSION_TIMEOUT_S = 90.0
