@@ -95,8 +95,8 @@ def _record_summary(journal: Path) -> str:
 
 def _judge(env: ClaudeEnv, journal: Path, say: Say) -> bool:
     """plangate's verdict, reached the way a hook reaches it: layout and owner checked."""
-    from plangate.commands.journal import render, summarize
     from plangate.journal import read_journal
+    from plangate.journal.inspection import render, summarize
     from plangate.journal.owners import project_owners
 
     verdict = read_journal(
