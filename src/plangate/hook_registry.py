@@ -13,6 +13,15 @@ own entries (an older installation's too) and never touch another tool's.
 
 ``Read|Agent`` is an exact list of tool names in Claude Code's matcher syntax (a string of
 letters and ``|`` is never a regular expression). Stop and SubagentStop take no matcher.
+
+**Calls plangate does not decide start no process.** The guard's group has one handler per
+condition of :data:`GUARD_CONDITIONS`, each with Claude Code's ``if`` field (permission-rule
+syntax, honoured since 2.1.x): a Read of an /autoplan phase file (``sections/*.md`` of a
+skill folder named ``autoplan``, the plugin's included), a Read in a checkpoint folder
+(``autoplan-<phase>-…``), and every Agent call. Any other Read starts nothing. The ``if`` only
+spares processes: every call it lets through is still judged in full by the guard
+(:mod:`plangate.guard.calls`), and ``tests/install/test_setup.py`` proves each path the guard
+classifies as a phase entry is one the conditions let through.
 """
 
 from __future__ import annotations
@@ -34,7 +43,7 @@ AUTOPLAN_GATE = "autoplan_gate"
 class HookSpec:
     """One registration: an event, its matcher, the module it runs and when it is wanted."""
 
-    __slots__ = ("event", "matcher", "module", "switches", "timeout", "kind")
+    __slots__ = ("event", "matcher", "module", "switches", "timeout", "kind", "conditions")
 
     def __init__(
         self,
@@ -45,6 +54,7 @@ class HookSpec:
         matcher: str | None = None,
         switches: tuple[str, ...] = (),
         timeout: int | None = None,
+        conditions: tuple[str, ...] = (),
     ) -> None:
         self.event = event
         self.module = module
@@ -52,6 +62,7 @@ class HookSpec:
         self.matcher = matcher
         self.switches = switches  # empty: always registered; else: when any of them is on
         self.timeout = timeout
+        self.conditions = conditions  # each an ``if`` of its own handler; none: one, unfiltered
 
     def __repr__(self) -> str:
         return f"HookSpec({self.event!r}, {self.module!r})"
@@ -67,6 +78,10 @@ class HookSpec:
         return f"{self.event} {self.kind} ({', '.join(self.switches)})"
 
 
+#: The calls that start the guard at all (``if`` conditions): phase files, checkpoint files,
+#: reviewer dispatches. Mirrors :func:`plangate.guard.calls.classify`.
+GUARD_CONDITIONS = ("Read(**/autoplan/sections/*.md)", "Read(**/autoplan-*/**)", "Agent")
+
 HOOKS: tuple[HookSpec, ...] = (
     HookSpec(
         "PreToolUse",
@@ -74,6 +89,7 @@ HOOKS: tuple[HookSpec, ...] = (
         kind="guard",
         matcher="Read|Agent",
         timeout=HOOK_TIMEOUT_S,
+        conditions=GUARD_CONDITIONS,
     ),
     HookSpec(
         "Stop",
@@ -168,17 +184,23 @@ def wanted_hooks(ceo_review_gate: bool, autoplan_gate: bool) -> list[HookSpec]:
 def matcher_group(
     spec: HookSpec, python: str | None = None, command: str | None = None
 ) -> dict[str, object]:
-    """The settings entry for one registration: ``{"matcher"?, "hooks": [handler]}``; the
-    handler runs ``command`` (default: :func:`hook_command` of ``spec.module`` with ``python``)."""
+    """The settings entry for one registration: ``{"matcher"?, "hooks": [handler, …]}``, one
+    handler per ``if`` condition of ``spec`` (one without a condition when it has none); each
+    runs ``command`` (default: :func:`hook_command` of ``spec.module`` with ``python``)."""
     if command is None:
         command = hook_command(spec.module, python)
-    handler: dict[str, object] = {"type": "command", "command": command}
-    if spec.timeout is not None:
-        handler["timeout"] = spec.timeout
+    handlers: list[dict[str, object]] = []
+    for condition in spec.conditions or (None,):
+        handler: dict[str, object] = {"type": "command", "command": command}
+        if condition is not None:
+            handler["if"] = condition
+        if spec.timeout is not None:
+            handler["timeout"] = spec.timeout
+        handlers.append(handler)
     group: dict[str, object] = {}
     if spec.matcher is not None:
         group["matcher"] = spec.matcher
-    group["hooks"] = [handler]
+    group["hooks"] = handlers
     return group
 
 

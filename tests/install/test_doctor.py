@@ -345,3 +345,25 @@ def test_an_unverified_version_is_told_what_the_survey_finds(
     assert survey_summary("2.1.400") == (
         "`plangate journal survey` finds no journal of Claude Code 2.1.400 in the last 14 days"
     )
+
+
+@pytest.mark.parametrize("plugin", [False, True], ids=["settings", "plugin"])
+def test_the_hook_filter_is_checked(world: World, plugin: bool) -> None:
+    world.setup(plugin=plugin)
+    code, lines = world.doctor()
+    assert code == 0, lines
+    assert _line(lines, "hook filter").startswith("ok ")
+    # A registration from before the `if` conditions: one handler without one.
+    if plugin:
+        path = world.home / ".plangate" / "claude-plugin" / "plangate" / "hooks" / "hooks.json"
+    else:
+        path = world.home / ".claude" / "settings.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    (group,) = data["hooks"]["PreToolUse"]
+    group["hooks"] = [{k: v for k, v in group["hooks"][0].items() if k != "if"}]
+    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    code, lines = world.doctor()
+    line = _line(lines, "hook filter")
+    assert line.startswith("warn ") and "has no `if` conditions" in line, line
+    assert "run `plangate setup" in line
+    assert code == 0, lines  # a warning: the guard still decides every call right

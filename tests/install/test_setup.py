@@ -39,6 +39,11 @@ def registered(module: str) -> str:
 
 
 GUARD = registered("plangate.hooks.pre_tool_use")
+#: The guard's handlers: one per ``if`` condition, so that other Reads start no process.
+GUARD_HANDLERS = [
+    {"type": "command", "command": GUARD, "if": condition, "timeout": 25}
+    for condition in hook_registry.GUARD_CONDITIONS
+]
 STOP = registered("plangate.hooks.stop")
 SUBAGENT_STOP = registered("plangate.hooks.subagent_stop")
 REFUSAL = "fix or move it, then run plangate setup again"
@@ -120,13 +125,19 @@ def load(path: Path) -> Any:
 
 
 def our_commands(data: dict[str, Any]) -> dict[str, list[str]]:
+    """Per event, the distinct commands of plangate's handlers (the guard's ``if`` handlers
+    share one command)."""
     found: dict[str, list[str]] = {}
     for event, groups in data.get("hooks", {}).items():
         for group in groups:
             for handler in group.get("hooks", []):
-                if hook_registry.is_plangate_handler(handler):
-                    found.setdefault(event, []).append(handler["command"])
-    return found
+                commands = found.setdefault(event, [])
+                if (
+                    hook_registry.is_plangate_handler(handler)
+                    and handler["command"] not in commands
+                ):
+                    commands.append(handler["command"])
+    return {event: commands for event, commands in found.items() if commands}
 
 
 OTHER_TOOLS = (
@@ -153,7 +164,7 @@ OTHER_TOOLS = (
 def test_hook_settings_for_each_switch_combination() -> None:
     guard = {
         "matcher": "Read|Agent",
-        "hooks": [{"type": "command", "command": GUARD, "timeout": 25}],
+        "hooks": GUARD_HANDLERS,
     }
     stop = {"hooks": [{"type": "command", "command": STOP, "timeout": 25}]}
     subagent = {"hooks": [{"type": "command", "command": SUBAGENT_STOP, "timeout": 25}]}
@@ -335,7 +346,7 @@ def test_replaces_entries_of_an_older_installation_in_place(env: Env) -> None:
     out, _ = run(env, autoplan=True)
     data = load(env.settings)
     assert data["hooks"]["PreToolUse"] == [
-        {"matcher": "Read|Agent", "hooks": [{"type": "command", "command": GUARD, "timeout": 25}]},
+        {"matcher": "Read|Agent", "hooks": GUARD_HANDLERS},
         {"matcher": "Bash", "hooks": [{"type": "command", "command": "lint-bash"}]},
         {"matcher": "Write", "hooks": [{"type": "command", "command": "fmt"}]},
     ]

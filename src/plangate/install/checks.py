@@ -282,12 +282,39 @@ def check_switches(environ: Mapping[str, str], found: list[Registration]) -> Che
     return Check("gate switches", OK, "; ".join(parts))
 
 
+def check_filter(found: list[Registration]) -> Check:
+    """Whether the guard is registered with its ``if`` conditions, so that a call it cannot
+    decide starts no process (a registration from before them still decides right)."""
+    wanted = sorted(hook_registry.GUARD_CONDITIONS)
+    stale = [
+        reg.where if reg.is_plugin else display_path(reg.where)
+        for reg in found
+        if "PreToolUse" in reg.events and sorted(map(str, reg.guard_conditions)) != wanted
+    ]
+    if stale:
+        return Check(
+            "hook filter",
+            WARN,
+            f"the guard in {', '.join(stale)} has no `if` conditions: every Read starts a "
+            "plangate process (its decisions are the same)",
+            SETUP_AGAIN,
+        )
+    return Check(
+        "hook filter",
+        OK,
+        "only phase-file Reads and Agent calls start the guard (`if`: "
+        + ", ".join(hook_registry.GUARD_CONDITIONS)
+        + ")",
+    )
+
+
 def run_checks(environ: Mapping[str, str], cwd: str, skills_source: str) -> list[Check]:
     found = registrations(cwd)
     probe.cache_clear()  # one probe per interpreter in a run, none kept from an earlier one
     return [
         check_registrations(found, skills_source),
         check_hooks(found),
+        check_filter(found),
         check_parser(found),
         check_skills(found, skills_source),
         check_claude(),

@@ -21,10 +21,18 @@ from plangate.skill_names import plugin_dir
 class Registration:
     """One place that registers plangate's hooks: a settings file, or the plugin."""
 
-    def __init__(self, where: str, events: list[str], commands: list[list[str]]) -> None:
+    def __init__(
+        self,
+        where: str,
+        events: list[str],
+        commands: list[list[str]],
+        guard_conditions: list[object] | None = None,
+    ) -> None:
         self.where = where
         self.events = events
         self.commands = commands  # each hook command split as the shell splits it
+        # the ``if`` of each of the guard's handlers (``None`` for a handler without one)
+        self.guard_conditions = guard_conditions or []
 
     @property
     def is_plugin(self) -> bool:
@@ -63,8 +71,14 @@ def registrations(cwd: str) -> list[Registration]:
             for handler in group["hooks"]
             if hook_registry.is_plangate_handler(handler)
         ]
+        conditions = [
+            handler.get("if")
+            for _, group in groups.get("PreToolUse", [])
+            for handler in group["hooks"]
+            if hook_registry.is_plangate_handler(handler)
+        ]
         if groups:
-            found.append(Registration(path, sorted(groups), commands))
+            found.append(Registration(path, sorted(groups), commands, conditions))
     if plugin_install.registered(claude_dir):
         hooks: Any = read_json(os.path.join(plugin_dir(), *build.HOOKS_FILE.split("/")))
         events = (
@@ -78,8 +92,23 @@ def registrations(cwd: str) -> list[Registration]:
                 commands = build.launcher_commands(stream.read())
         except OSError:
             commands = []
-        found.append(Registration("plugin", events, commands))
+        found.append(Registration("plugin", events, commands, _plugin_conditions(hooks)))
     return found
+
+
+def _plugin_conditions(hooks: Any) -> list[object]:
+    """The ``if`` of each handler the plugin's ``hooks.json`` gives PreToolUse."""
+    events = hooks.get("hooks") if isinstance(hooks, dict) else None
+    groups = events.get("PreToolUse") if isinstance(events, dict) else None
+    if not isinstance(groups, list):
+        return []
+    return [
+        handler.get("if")
+        for group in groups
+        if isinstance(group, dict) and isinstance(group.get("hooks"), list)
+        for handler in group["hooks"]
+        if isinstance(handler, dict)
+    ]
 
 
 def read_json(path: str) -> Any:
