@@ -1,7 +1,8 @@
 """The guard's pre-index in a real Claude Code session (plangate.guard.preindex).
 
-The real CLI runs the registered hook on a Read of a project file (a non-phase call) in a
-first turn. With the pre-index's threshold lowered to this small journal, that hook run
+The real CLI runs the registered hook on an Agent call that dispatches no reviewer (a
+non-phase call; an ordinary Read no longer starts the guard at all, by its ``if``
+conditions) in a first turn. With the pre-index's threshold lowered to this small journal, that hook run
 starts the detached pre-index; once it has ended, the session is resumed with /autoplan, whose
 first phase entry (the CEO driver Read after init) finds the index it saved: its read goes on
 from it and appends a delta to the same file. Switched off, the same entry is a cold read,
@@ -51,8 +52,8 @@ def autoplan(make_env: MakeEnv) -> Iterator[Callable[[Player], AutoplanProject]]
 
 
 def _session(make: Callable[[Player], AutoplanProject], on: bool, trace: Path) -> None:
-    """A turn that reads a project file, then, resumed, /autoplan's init and its first phase
-    entry."""
+    """A turn that asks a subagent about the notes, then, resumed, /autoplan's init and its
+    first phase entry."""
     player = Player([])
     project = make(player)
     env = {
@@ -61,13 +62,19 @@ def _session(make: Callable[[Player], AutoplanProject], on: bool, trace: Path) -
         FOLD_CHECK_ENV: str(trace),
         preindex.ENV: "1" if on else "0",
     }
-    # A first turn, so that the journal exists when the Read's hook runs (Claude Code may
+    # A first turn, so that the journal exists when the Agent's hook runs (Claude Code may
     # not have written a new session's file yet when its first tool call's hook runs).
     player.steps = ["Hello."]
     opening = project.run("Hello.", player, env=env)
     assert opening.ok, opening.describe()
     player.steps = [
-        tool_use("Read", file_path=str(project.project / "notes.txt")),
+        tool_use(
+            "Agent",
+            description="Count the notes",
+            prompt="How many lines does notes.txt have?",
+            subagent_type="general-purpose",
+            run_in_background=False,
+        ),
         "The notes have two lines.",
     ]
     first = project.run("Summarise notes.txt, please.", player, env=env, resume=opening.session_id)
@@ -92,9 +99,9 @@ def _session(make: Callable[[Player], AutoplanProject], on: bool, trace: Path) -
         for call_id, tool, tool_input in tool_calls(second.journal_path)
         if tool == "Read" and call_id in results
     ]
-    assert len(reads) == 2 and not any(is_error for is_error, _ in reads), reads
+    assert len(reads) == 1 and not any(is_error for is_error, _ in reads), reads
     logged = [(d["decision"], d["code"]) for d in decisions(project.state_root)]
-    assert logged == [("allow", None)], logged  # the CEO entry; the notes Read logs nothing
+    assert logged == [("allow", None)], logged  # the CEO entry; the Agent call logs nothing
     after = _saved(project, second.journal_path)
     assert after is not None
     if before is not None:  # the entry's read went on from the pre-index's index: a delta
@@ -116,7 +123,7 @@ def _saved(project: AutoplanProject, journal: Path) -> tuple[int, int] | None:
 
 
 @pytest.mark.parametrize("on", [True, False], ids=["pre-index", "switched-off"])
-def test_a_non_phase_read_readies_the_index_for_the_first_phase_entry(
+def test_a_non_phase_call_readies_the_index_for_the_first_phase_entry(
     autoplan: Callable[[Player], AutoplanProject], tmp_path: Path, on: bool
 ) -> None:
     _session(autoplan, on, tmp_path / "fold-check.log")
