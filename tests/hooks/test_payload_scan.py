@@ -1,0 +1,107 @@
+"""Reading a payload too large to load whole: the fields it keeps, where it stops."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from plangate.hooks import payload_scan
+from plangate.hooks.payload_scan import KEEP_BYTES, Scan, scan
+from plangate.hooks.runtime import HookInputError
+
+
+class CountingStream(io.BytesIO):
+    """A stream that says how much was read from it."""
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__(data)
+        self.taken = 0
+
+    def read(self, size: int | None = -1) -> bytes:
+        data = super().read(size)
+        self.taken += len(data)
+        return data
+
+
+def scan_all(data: bytes, head: int = 100, tails: tuple[str, ...] = ()) -> Scan:
+    return scan(data[:head], io.BytesIO(data[head:]), lambda _: False, tails)
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(st.dictionaries(st.text(), json_values), st.integers(0, 300), st.booleans())
+def test_a_payload_within_the_bounds_reads_as_json_reads_it(
+    value: dict[str, Any], head: int, spaced: bool
+) -> None:
+    data = json.dumps(value, indent=1 if spaced else None).encode()
+    seen = scan_all(data, head)
+    assert seen.ended and not seen.cut and not seen.gave_up
+    expected = json.loads(data)
+    assert seen.fields == _within_depth(expected, payload_scan.DEPTH_MAX)
+
+
+def _within_depth(value: Any, depth: int, level: int = 0) -> Any:
+    """What the scan keeps: values deeper than ``depth`` are left out."""
+    if isinstance(value, dict):
+        if level + 1 > depth:
+            return {}
+        return {k: _within_depth(v, depth, level + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        if level + 1 > depth:
+            return []
+        return [_within_depth(v, depth, level + 1) for v in value]
+    return value
+
+
+@given(st.text(min_size=1), st.integers(1, 3 * KEEP_BYTES), st.sampled_from(["é", "\n", '"', "🎉"]))
+def test_a_cut_string_keeps_its_head_or_its_tail(word: str, repeat: int, odd: str) -> None:
+    text = (word + odd) * (repeat // max(1, len(word)) + 1)
+    data = json.dumps({"head": text, "tail": text}).encode()
+    seen = scan_all(data, tails=("tail",))
+    head, tail = seen.fields["head"], seen.fields["tail"]
+    assert text.startswith(head) and text.endswith(tail)
+    raw = len(json.dumps(text).encode()) - 2
+    if raw <= KEEP_BYTES:
+        assert seen.cut == set() and head == tail == text
+    else:
+        assert seen.cut == {("head",), ("tail",)}
+        assert len(head.encode()) > KEEP_BYTES // 8  # most of the kept bytes, however escaped
+
+
+def test_the_scan_stops_as_soon_as_the_fields_settle_it() -> None:
+    payload = {"tool_name": "Agent", "tool_input": {"prompt": "x" * 50_000_000}, "after": 1}
+    data = json.dumps(payload).encode()
+    stream = CountingStream(data[100:])
+    seen = scan(data[:100], stream, lambda found: "prompt" in found.fields.get("tool_input", {}))
+    assert not seen.ended and seen.cut == {("tool_input", "prompt")}
+    assert seen.fields["tool_input"]["prompt"] == "x" * KEEP_BYTES
+    assert stream.taken <= payload_scan.CHUNK_BYTES  # one chunk of 50 MB
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"[1, 2]", b'{"a": 1', b'{"a" 1}', b'{"a": tru}', b'{"a": "\xff"}', b'{"a": 1} 2', b"{1: 2}"],
+)
+def test_what_is_not_a_json_object_is_hook_input(data: bytes) -> None:
+    with pytest.raises(HookInputError):
+        scan_all(data, head=3)
+
+
+def test_too_many_values_gives_up_instead_of_reading_on() -> None:
+    data = json.dumps({"tool_name": "Agent", "x": [0] * (payload_scan.VALUES_MAX + 1)}).encode()
+    seen = scan_all(data)
+    assert seen.gave_up and not seen.ended and seen.fields["tool_name"] == "Agent"
