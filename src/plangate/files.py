@@ -23,6 +23,11 @@ holder dies, so a crashed process never blocks anyone; the holder deletes the lo
 before it lets go, and a waiter that then wins the lock on the deleted file tries again on
 the new one. With ``stale``, a lock held for longer than that (a holder alive but hung) is
 taken over: its file is renamed away, and the next contender locks a fresh one.
+
+Neither ever writes through a symbolic link: the temporary file and the lock file are opened
+with ``O_NOFOLLOW``, and a rename replaces a link planted at the target rather than what it
+points to. The folder they are in is the caller's to check
+(:func:`plangate.state_folders.state_folder`).
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ import os
 import time
 
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW
+#: A lock file planted as a symbolic link is refused (``ELOOP``), never truncated through.
+_LOCK_FLAGS = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
 #: ``link`` failing with these means the file system has no hard links, not that the target
 #: exists: ``exclusive`` falls back to a rename after checking that nothing is there.
 _NO_LINKS = (errno.EPERM, errno.ENOTSUP, errno.EXDEV, errno.EMLINK)
@@ -42,6 +49,24 @@ def write_all(descriptor: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(descriptor, view) :]
+
+
+def read_nofollow(path: str, limit: int, start: int = 0) -> bytes:
+    """Up to ``limit`` bytes of ``path`` from ``start``, never through a symbolic link
+    (``OSError`` with ``ELOOP`` for one)."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+    try:
+        pieces: list[bytes] = []
+        while limit > 0:
+            piece = os.pread(descriptor, min(limit, 1 << 20), start)
+            if not piece:
+                break
+            pieces.append(piece)
+            start += len(piece)
+            limit -= len(piece)
+        return b"".join(pieces)
+    finally:
+        os.close(descriptor)
 
 
 def temporary_name(path: str) -> str:
@@ -161,7 +186,7 @@ class Lock:
     def acquire(self) -> None:
         deadline = time.monotonic() + self.timeout
         while True:
-            descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            descriptor = os.open(self.path, _LOCK_FLAGS, 0o600)
             try:
                 if self._wait(descriptor, deadline):
                     # Stamp the file: the holder's pid, and a modification time that says

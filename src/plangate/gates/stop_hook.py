@@ -127,8 +127,8 @@ def decide(
 
 
 def state_root_of(environ: Mapping[str, str]) -> str:
-    configured = environ.get(locations.STATE_ROOT_ENV, "")
-    return os.path.abspath(configured) if configured else locations.state_root()
+    """The state root ``environ`` names, else the process's."""
+    return locations.state_root(environ if environ.get(locations.STATE_ROOT_ENV) else None)
 
 
 def _context(
