@@ -38,7 +38,9 @@ def _snapshot(path: Path) -> dict[str, bytes]:
         found[os.path.relpath(folder, path) + "/"] = b""
         for name in names:
             full = Path(folder) / name
-            found[str(full.relative_to(path))] = full.read_bytes() + oct(full.stat().st_mode).encode()
+            found[str(full.relative_to(path))] = (
+                full.read_bytes() + oct(full.stat().st_mode).encode()
+            )
     return found
 
 

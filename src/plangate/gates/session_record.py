@@ -30,6 +30,7 @@ import os
 import time
 
 from plangate import files, jsonio, locations
+from plangate.gates import record_shape
 from plangate.gates.errors import GATE_LOCKED, GATE_STATE, GateError
 from plangate.state_folders import APPEND_FLAGS, UnsafeFolder, state_folder
 
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-SCHEMA = 1
+SCHEMA = record_shape.SCHEMA
 FOLDER = "skill-gates"
 RECORD = "record.json"
 LOCK = "record.lock"
@@ -83,27 +84,17 @@ def read_record(path: str) -> dict[str, Any] | None:
         value = jsonio.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, jsonio.JSONError):
         raise GateError(GATE_STATE, "the session record is not valid JSON") from None
-    if not isinstance(value, dict) or value.get("schema") != SCHEMA:
-        raise GateError(GATE_STATE, "the session record has an unknown shape")
-    for key, kind in (("gates", dict), ("stops", dict), ("markers", list)):
-        if not isinstance(value.setdefault(key, kind()), kind):
-            raise GateError(GATE_STATE, f"the session record's {key} has an unknown shape")
-    record: dict[str, Any] = value
-    return record
+    return record_shape.check(value)
 
 
 def gate_entry(record: dict[str, Any], switch: str) -> dict[str, Any]:
-    """The record's part for one gate, created on first use."""
-    gates = record["gates"]
-    found = gates.get(switch)
-    entry: dict[str, Any] = found if isinstance(found, dict) else {}
-    gates[switch] = entry
-    for key, kind in (("runs", dict), ("errors", list), ("skipped", list)):
-        if not isinstance(entry.get(key), kind):
-            entry[key] = kind()
-    for key in ("error_count",):
-        if not isinstance(entry.get(key), int):
-            entry[key] = 0
+    """The record's part for one gate, created on first use (its parts too). The record
+    was checked when read (:func:`plangate.gates.record_shape.check`): nothing is replaced."""
+    entry: dict[str, Any] = record["gates"].setdefault(switch, {})
+    entry.setdefault("runs", {})
+    entry.setdefault("errors", [])
+    entry.setdefault("skipped", [])
+    entry.setdefault("error_count", len(entry["errors"]))
     return entry
 
 

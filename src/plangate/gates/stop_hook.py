@@ -220,8 +220,8 @@ def _decide(
 def _after(record: dict[str, Any] | None, scope: str) -> int | None:
     if record is None:
         return None
-    value = record.get("stops", {}).get(scope)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    value = record["stops"].get(scope)  # checked when read: an integer or absent
+    return value if isinstance(value, int) else None
 
 
 def _loaded(gates: list[Gate], ctx: Context) -> Callable[[list[Event]], bool]:
@@ -356,12 +356,12 @@ def apply(
     stop = judgement.stop
     if judgement.final and stop is not None and stop >= 0 and run.get("last_stop") == stop:
         # The same stop judged twice (the hook registered twice): one answer, counted once.
-        blocked = int(run.get("blocked") or 0)
+        blocked = run.get("blocked", 0)
         if run.get("released_at") or run.get("exhausted_at") or judgement.met or not blocked:
             return found, None
         marker = _block_marker(judgement, session, event, blocked, agent)
         return found, marker.line() + "\n" + judgement.instructions
-    run["observed"] = int(run.get("observed") or 0) + 1
+    run["observed"] = run.get("observed", 0) + 1
     if run.get("released_at") or run.get("exhausted_at"):
         return found, None
     if not judgement.final:
@@ -384,7 +384,7 @@ def apply(
         run["phases"] = judgement.phases
         run["published"] = judgement.published
         run["missing"] = judgement.missing
-    blocked = int(run.get("blocked") or 0)
+    blocked = run.get("blocked", 0)
     fields: list[tuple[str, object]] = [("skill", skill)]
     if judgement.met:
         run["released_at"] = now
