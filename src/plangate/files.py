@@ -36,6 +36,10 @@ import errno
 import os
 import time
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW
 #: A lock file planted as a symbolic link is refused (``ELOOP``), never truncated through.
 _LOCK_FLAGS = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
@@ -161,15 +165,24 @@ class Lock:
     for never) takes over a lock held longer than that. The holder's file holds its pid.
     """
 
-    __slots__ = ("path", "timeout", "stale", "poll", "_descriptor")
+    __slots__ = ("path", "timeout", "stale", "poll", "clock", "sleep", "_descriptor")
 
     def __init__(
-        self, path: str, *, timeout: float, stale: float | None = None, poll: float = 0.01
+        self,
+        path: str,
+        *,
+        timeout: float,
+        stale: float | None = None,
+        poll: float = 0.01,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.path = path
         self.timeout = timeout
         self.stale = stale
         self.poll = poll
+        self.clock = clock  # measures ``timeout``; ``stale`` is the file's age by the wall clock
+        self.sleep = sleep
         self._descriptor = -1
 
     @property
@@ -184,7 +197,7 @@ class Lock:
         self.release()
 
     def acquire(self) -> None:
-        deadline = time.monotonic() + self.timeout
+        deadline = self.clock() + self.timeout
         while True:
             descriptor = os.open(self.path, _LOCK_FLAGS, 0o600)
             try:
@@ -218,9 +231,9 @@ class Lock:
                 if time.time() - held.st_mtime >= self.stale:
                     self._take_over(held)
                     return False
-            if time.monotonic() >= deadline:
+            if self.clock() >= deadline:
                 raise TimeoutError(f"the lock {self.path} was held for over {self.timeout:g} s")
-            time.sleep(self.poll)
+            self.sleep(self.poll)
 
     def _names(self, descriptor: int) -> bool:
         try:

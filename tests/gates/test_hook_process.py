@@ -115,8 +115,11 @@ def test_a_slow_git_ends_in_gate_timeout_within_the_deadline(env: Env) -> None:
     payload = env.payload(journal)
     started = time.monotonic()
     path = f"{tools}{os.pathsep}{os.environ.get('PATH', '')}"
-    result = env.hook(payload, PLANGATE_SKILL_GATE_DEADLINE_MS="700", PATH=path, timeout=20)
-    assert time.monotonic() - started < 5
+    result = env.hook(payload, PLANGATE_SKILL_GATE_DEADLINE_MS="700", PATH=path, timeout=60)
+    # Real time: a real process, its real alarm and a git that sleeps 30 s. Answering before
+    # Claude Code's 25 s registration timeout (and git's 30 s) is the point, however busy
+    # the machine; how fast is measured in benchmarks/.
+    assert time.monotonic() - started < 25
     output = _line(result)
     assert "decision" not in output
     assert "code=GATE_TIMEOUT" in output["systemMessage"]

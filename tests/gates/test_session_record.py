@@ -46,7 +46,10 @@ def test_a_held_lock_is_waited_for_then_gate_locked(tmp_path: Path) -> None:
         with pytest.raises(GateError) as raised:
             session_record.update(SESSION, _bump, state_root=str(tmp_path), wait=0.3)
         assert raised.value.code == "GATE_LOCKED"
-        assert 0.3 <= time.monotonic() - started < 2
+        # Real time: the lock is a real flock another open file holds, waited for through
+        # update(). The lower bound is the point (it waited); the upper one only says it
+        # gave up, far below what a loaded machine could add.
+        assert 0.3 <= time.monotonic() - started < 30
         # Never released by others: the holder's file, with its pid, is still there.
         assert (folder / session_record.LOCK).read_bytes() == b"%d\n" % os.getpid()
     assert sorted(os.listdir(folder)) == []
