@@ -30,7 +30,7 @@ import os
 import time
 
 from plangate import files, jsonio, locations
-from plangate.gates import record_shape
+from plangate.gates import record_shape, space_reserve
 from plangate.gates.errors import GATE_LOCKED, GATE_STATE, GateError
 from plangate.state_folders import APPEND_FLAGS, UnsafeFolder, state_folder
 
@@ -182,20 +182,36 @@ def update(
         change(record)
         record["updated_at"] = utc_timestamp()
         _write(path, record)
+    space_reserve.keep(state_root)
     return record
 
 
 def append_pending(
     session: str, switch: str, error: dict[str, Any], state_root: str | None = None
 ) -> None:
-    """Keep an error the record could not take (see the module docstring). Raises OSError."""
-    folder = state_folder(FOLDER, session, root=state_root)
+    """Keep an error the record could not take (see the module docstring). Raises OSError.
+
+    On a full disk the space reserve (:mod:`plangate.gates.space_reserve`) is given up for
+    the line, which then starts with a newline: a line the full disk cut short before it
+    stays apart from it (the merge skips what does not parse)."""
     line = (jsonio.dumps({"gate": switch, **error}) + "\n").encode("ascii")
+    try:
+        _append(session, state_root, line)
+    except OSError as failure:
+        if not space_reserve.is_full(failure) or not space_reserve.release(state_root):
+            raise
+        _append(session, state_root, b"\n" + line)
+
+
+def _append(session: str, state_root: str | None, line: bytes) -> None:
+    folder = state_folder(FOLDER, session, root=state_root)
     descriptor = os.open(os.path.join(folder, PENDING), APPEND_FLAGS, 0o600)
     try:
-        os.write(descriptor, line)
+        written = os.write(descriptor, line)
     finally:
         os.close(descriptor)
+    if written != len(line):
+        raise OSError(errno.ENOSPC, "No space left on device")
 
 
 def merge_pending(folder: str, record: dict[str, Any]) -> None:
