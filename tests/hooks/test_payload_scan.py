@@ -105,3 +105,78 @@ def test_too_many_values_gives_up_instead_of_reading_on() -> None:
     data = json.dumps({"tool_name": "Agent", "x": [0] * (payload_scan.VALUES_MAX + 1)}).encode()
     seen = scan_all(data)
     assert seen.gave_up and not seen.ended and seen.fields["tool_name"] == "Agent"
+
+
+# -- the guard's answer to a large payload, against its answer to the same call made small --
+
+_tool_inputs = st.fixed_dictionaries(
+    {},
+    optional={
+        "prompt": st.sampled_from(["Explore.\nmore", "no newline", "", "PHASE\nrest"]),
+        "file_path": st.sampled_from(["notes.md", "/tmp/x.md", "", "~/a.md", "PHASE"]),
+        "description": st.text(max_size=5),
+    },
+)
+_payloads = st.fixed_dictionaries(
+    {
+        "hook_event_name": st.sampled_from(["PreToolUse", "PreToolUse", "Stop"]),
+        "tool_name": st.sampled_from(["Agent", "Read", "Bash", "Edit"]),
+        "tool_input": _tool_inputs,
+    },
+    optional={
+        "session_id": st.just("0f3e2c1a-1111-4222-8333-444455556666"),
+        "transcript_path": st.just("/tmp/session.jsonl"),
+        "cwd": st.sampled_from(["/tmp", "relative", "/tmp/../tmp"]),
+        "tool_use_id": st.just("toolu_01"),
+        "agent_id": st.sampled_from([None, "a1"]),
+    },
+)
+
+
+def _phase_entry(value: str, tool_name: str) -> str:
+    from plangate.autoplan import layout
+
+    if value.startswith("PHASE") and tool_name == "Agent":
+        return value.replace("PHASE", layout.reviewer_line(layout.REVIEW_PHASES[0]), 1)
+    if value == "PHASE":
+        driver = next(iter(layout.DRIVER_FILES.values()))
+        return f"/x/skills/{layout.SKILL_NAME}/{layout.SECTIONS_DIR}/{driver}"
+    return value
+
+
+@given(_payloads, st.integers(0, 3), st.sampled_from(["tool_input", "top"]))
+def test_a_large_payload_gets_the_answer_its_call_would_get(
+    payload: dict[str, Any], where: int, pad_in: str
+) -> None:
+    from plangate.guard import calls
+    from plangate.hooks import pre_tool_use
+
+    tool_input = payload["tool_input"]
+    for key in ("prompt", "file_path"):
+        if key in tool_input:
+            tool_input[key] = _phase_entry(tool_input[key], payload["tool_name"])
+    small = pre_tool_use.decide(json.loads(json.dumps(payload)))
+    padded = dict(payload)
+    holder = tool_input if pad_in == "tool_input" else padded
+    items = list(holder.items())
+    items.insert(min(where, len(items)), ("pad", "p" * (70 * 1024)))
+    holder.clear()
+    holder.update(items)
+    data = json.dumps(padded).encode()
+    large = pre_tool_use.decide_large(data[: 64 * 1024 + 1], io.BytesIO(data[64 * 1024 + 1 :]))
+    entry = (
+        payload["hook_event_name"] == "PreToolUse"
+        and payload.get("agent_id") is None
+        and payload["tool_name"] in ("Read", "Agent")
+        and calls.classify(payload["tool_name"], tool_input, str(payload.get("cwd", "/")))
+        is not None
+        and (payload["tool_name"] == "Agent" or str(payload.get("cwd", "")).startswith("/tmp"))
+    )
+    if payload["hook_event_name"] != "PreToolUse":
+        assert small == large  # both hook_input
+    elif entry:
+        assert "entry_too_large" in json.dumps(large)
+    elif small == {} or "allow" in json.dumps(small):
+        assert large == small  # not the guard's to decide: the same answer, whatever the size
+    else:
+        assert large == {}  # a malformed call the guard would not decide anyway
