@@ -11,10 +11,11 @@ prompt, not the whole payload.
 
 What it gives, :class:`Scan`: ``fields`` (the top-level object so far), ``cut`` (the key
 paths whose strings were cut), ``ended`` (the whole object was read) and ``gave_up`` (more
-than :data:`READ_MAX_BYTES` or :data:`VALUES_MAX` values without settling). A payload that
+than ``read_max`` bytes (:data:`READ_MAX_BYTES` by default) or :data:`VALUES_MAX` values
+without settling). A payload that
 is not a JSON object, or not UTF-8 where it was kept, is :class:`HookInputError`.
 
-Hook path: standard library only; ``re`` is imported only once a payload is this large.
+Hook path: standard library only (a string is skipped with ``bytes.find``, not ``re``).
 """
 
 from __future__ import annotations
@@ -64,18 +65,43 @@ def scan(
     stream: BinaryIO,
     enough: Callable[[Scan], bool],
     tails: Collection[str] = (),
+    read_max: int = READ_MAX_BYTES,
 ) -> Scan:
     """The fields of the payload whose first bytes are ``head`` (see the module docstring)."""
-    return _Parser(head, stream, enough, tails).run()
+    return _Parser(head, stream, enough, tails, read_max).run()
+
+
+def _string_end(buf: bytes, pos: int) -> tuple[int, bool]:
+    """Where the string body from ``pos`` ends: (the closing quote's index, True), or (how far
+    the body is surely read, False) when ``buf`` ends first. A quote closes the string when
+    an even number of backslashes comes before it; a run of backslashes at the end of
+    ``buf`` is left for the next read, so no run is ever split."""
+    start = pos
+    while True:
+        quote = buf.find(b'"', pos)
+        if quote < 0:
+            end = len(buf)
+            while end > start and buf[end - 1] == 0x5C:
+                end -= 1
+            return end, False
+        run = quote
+        while run > start and buf[run - 1] == 0x5C:
+            run -= 1
+        if (quote - run) % 2 == 0:
+            return quote, True
+        pos = quote + 1
 
 
 class _Parser:
     def __init__(
-        self, head: bytes, stream: BinaryIO, enough: Callable[[Scan], bool], tails: Collection[str]
+        self,
+        head: bytes,
+        stream: BinaryIO,
+        enough: Callable[[Scan], bool],
+        tails: Collection[str],
+        read_max: int,
     ) -> None:
-        import re
-
-        self.body = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*', re.DOTALL)
+        self.read_max = read_max
         self.buf = head
         self.pos = 0
         self.read = len(head)
@@ -105,7 +131,7 @@ class _Parser:
     def _fill(self) -> bool:
         if self.eof:
             return False
-        if self.read > READ_MAX_BYTES:
+        if self.read > self.read_max:
             raise _GiveUp
         data = self.stream.read(CHUNK_BYTES)
         if not data:
@@ -225,10 +251,7 @@ class _Parser:
         size = 0
         cut = False
         while True:
-            match = self.body.match(self.buf, self.pos)
-            assert match is not None  # the pattern matches the empty string
-            end = match.end()
-            closed = end < len(self.buf) and self.buf[end] == 0x22
+            end, closed = _string_end(self.buf, self.pos)
             if into is not None or keys:
                 piece = self.buf[self.pos : end]
                 if tail:

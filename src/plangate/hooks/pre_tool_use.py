@@ -38,6 +38,9 @@ OWNED_READ_REASON = "[plangate] Reading an /autoplan section or phase artifact."
 DEADLINE_ENV = "PLANGATE_GUARD_DEADLINE_MS"
 DEFAULT_DEADLINE_MS = 10_000
 MAX_DEADLINE_MS = 20_000
+READ_MAX_BYTES = 16 * 1024 * 1024
+"""How much of a large payload is read to place its call: a phase entry's head is read at
+once, but only the end of the payload shows that no ``agent_id`` makes it a subagent's."""
 
 
 def decide(payload: Payload) -> Output:
@@ -141,7 +144,7 @@ def decide_large(head: bytes, stream: BinaryIO) -> Output:
     """The answer to a payload over the limit (see the module docstring)."""
     from plangate.hooks.payload_scan import scan
 
-    seen = scan(head, stream, lambda found: _placed(found) is not None)
+    seen = scan(head, stream, lambda found: _placed(found) is not None, read_max=READ_MAX_BYTES)
     place = _placed(seen)
     if place == _BAD:
         return _denied_input("not a PreToolUse payload")
