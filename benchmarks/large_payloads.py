@@ -45,7 +45,11 @@ def _transcript(folder: str) -> tuple[str, str]:
 def _parts(case: str, folder: str) -> tuple[str, bytes, bytes, bytes]:
     """The hook event, and the payload as the bytes before, one repeated piece, and after."""
     transcript, session = _transcript(folder)
-    common = {"session_id": session, "transcript_path": transcript, "cwd": folder}
+    common: dict[str, object] = {
+        "session_id": session,
+        "transcript_path": transcript,
+        "cwd": folder,
+    }
     if case == "stop, gate on":
         payload = {**common, "hook_event_name": "Stop", "last_assistant_message": "@"}
         event = "Stop"
