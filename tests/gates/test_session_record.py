@@ -120,6 +120,21 @@ def test_old_session_folders_are_cleaned_but_not_the_current_one(tmp_path: Path)
     assert sorted(session_record.sessions(str(root))) == ["current", "recent"]
 
 
+def test_cleaning_never_deletes_through_a_linked_skill_gates_folder(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    old = elsewhere / "old-session"
+    old.mkdir(parents=True)
+    (old / "record.json").write_text("the user's own file")
+    stamp = time.time() - 30 * 86400
+    for path in (old / "record.json", old):
+        os.utime(path, (stamp, stamp))
+    root = tmp_path / "state"
+    root.mkdir()
+    (root / session_record.FOLDER).symlink_to(elsewhere)
+    assert session_record.clean_old("current", str(root)) == []
+    assert (old / "record.json").read_text() == "the user's own file"
+
+
 WORKER = textwrap.dedent(
     """
     import sys
