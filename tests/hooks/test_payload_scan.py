@@ -150,6 +150,7 @@ def test_a_large_payload_gets_the_answer_its_call_would_get(
 ) -> None:
     from plangate.guard import calls
     from plangate.hooks import pre_tool_use
+    from plangate.journal.paths import is_owned_path
 
     tool_input = payload["tool_input"]
     for key in ("prompt", "file_path"):
@@ -170,7 +171,7 @@ def test_a_large_payload_gets_the_answer_its_call_would_get(
         and payload["tool_name"] in ("Read", "Agent")
         and calls.classify(payload["tool_name"], tool_input, str(payload.get("cwd", "/")))
         is not None
-        and (payload["tool_name"] == "Agent" or str(payload.get("cwd", "")).startswith("/tmp"))
+        and (payload["tool_name"] == "Agent" or is_owned_path(payload.get("cwd")))
     )
     if payload["hook_event_name"] != "PreToolUse":
         assert small == large  # both hook_input
@@ -178,5 +179,11 @@ def test_a_large_payload_gets_the_answer_its_call_would_get(
         assert "entry_too_large" in json.dumps(large)
     elif small == {} or "allow" in json.dumps(small):
         assert large == small  # not the guard's to decide: the same answer, whatever the size
+    elif (
+        payload["tool_name"] == "Read"
+        and isinstance(tool_input.get("file_path"), str)
+        and not is_owned_path(payload.get("cwd"))
+    ):
+        assert large == small  # a Read that cannot be placed without its cwd: hook_input
     else:
-        assert large == {}  # a malformed call the guard would not decide anyway
+        assert large == {}  # a malformed call that enters no phase: not the guard's

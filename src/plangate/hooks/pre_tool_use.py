@@ -148,6 +148,8 @@ def decide_large(head: bytes, stream: BinaryIO) -> Output:
     place = _placed(seen)
     if place == _BAD:
         return _denied_input("not a PreToolUse payload")
+    if place == _FIELD:
+        return _denied_input("a payload field is missing")
     if place == _ENTRY:
         return _entry_too_large(f"the {seen.fields['tool_name']} call's input is over 64 KiB")
     if place == _OTHER:
@@ -163,12 +165,13 @@ def decide_large(head: bytes, stream: BinaryIO) -> Output:
     return _entry_too_large("the payload could not be read far enough to place the call")
 
 
-_BAD, _OTHER, _ENTRY = "bad", "other", "entry"
+_BAD, _FIELD, _OTHER, _ENTRY = "bad", "field", "other", "entry"
 
 
 def _placed(seen: Scan) -> str | None:
-    """What the fields seen so far make of the call: not a PreToolUse payload, not a call
-    the guard decides, a phase entry; None while more is needed."""
+    """What the fields seen so far make of the call: not a PreToolUse payload, a Read
+    without the cwd to place it, not a call the guard decides, a phase entry; None while
+    more is needed."""
     fields = seen.fields
     event, tool_name = fields.get("hook_event_name"), fields.get("tool_name")
     if not isinstance(event, str) or not isinstance(tool_name, str):
@@ -182,8 +185,10 @@ def _placed(seen: Scan) -> str | None:
     value = tool_input.get(field) if isinstance(tool_input, dict) else None
     whole = ("tool_input", field) not in seen.cut
     cwd = fields.get("cwd")
-    if not isinstance(value, str) or (tool_name == "Read" and not is_owned_path(cwd)):
+    if not isinstance(value, str):
         return _OTHER if seen.ended else None
+    if tool_name == "Read" and not is_owned_path(cwd):
+        return _FIELD if seen.ended else None  # a Read path needs the cwd to be placed
     if tool_name == "Agent":
         entry = calls.classify(tool_name, {"prompt": value}, "/") is not None
     else:
