@@ -14,6 +14,7 @@ from typing import NamedTuple
 import pytest
 
 from plangate import files
+from testkit.clock import FakeClock
 
 
 class Write(NamedTuple):
@@ -142,19 +143,19 @@ def test_lock(case: Hold, tmp_path: Path) -> None:
     if case.holder != "none":
         stamp = time.time() - case.age
         os.utime(path, (stamp, stamp))
-    lock = files.Lock(str(path), timeout=0.2, stale=case.stale)
-    started = time.monotonic()
+    clock = FakeClock()
+    lock = files.Lock(str(path), timeout=0.2, stale=case.stale, clock=clock, sleep=clock.sleep)
     try:
         if case.acquired:
             with lock:
                 assert path.read_bytes() == b"%d\n" % os.getpid()
                 assert lock.held
-            assert time.monotonic() - started < 0.2
+            assert clock.elapsed == 0  # never waited
         else:
             with pytest.raises(TimeoutError, match="held for over 0.2 s"):
                 lock.acquire()
             assert not lock.held
-            assert time.monotonic() - started >= 0.2
+            assert 0.2 <= clock.elapsed < 0.2 + 2 * lock.poll  # the whole timeout, polled
     finally:
         holder.release()
     # Whoever lets go last, no lock file is left behind, and nothing else either.

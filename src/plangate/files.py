@@ -23,6 +23,11 @@ holder dies, so a crashed process never blocks anyone; the holder deletes the lo
 before it lets go, and a waiter that then wins the lock on the deleted file tries again on
 the new one. With ``stale``, a lock held for longer than that (a holder alive but hung) is
 taken over: its file is renamed away, and the next contender locks a fresh one.
+
+Neither ever writes through a symbolic link: the temporary file and the lock file are opened
+with ``O_NOFOLLOW``, and a rename replaces a link planted at the target rather than what it
+points to. The folder they are in is the caller's to check
+(:func:`plangate.state_folders.state_folder`).
 """
 
 from __future__ import annotations
@@ -31,7 +36,13 @@ import errno
 import os
 import time
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW
+#: A lock file planted as a symbolic link is refused (``ELOOP``), never truncated through.
+_LOCK_FLAGS = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
 #: ``link`` failing with these means the file system has no hard links, not that the target
 #: exists: ``exclusive`` falls back to a rename after checking that nothing is there.
 _NO_LINKS = (errno.EPERM, errno.ENOTSUP, errno.EXDEV, errno.EMLINK)
@@ -42,6 +53,24 @@ def write_all(descriptor: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(descriptor, view) :]
+
+
+def read_nofollow(path: str, limit: int, start: int = 0) -> bytes:
+    """Up to ``limit`` bytes of ``path`` from ``start``, never through a symbolic link
+    (``OSError`` with ``ELOOP`` for one)."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+    try:
+        pieces: list[bytes] = []
+        while limit > 0:
+            piece = os.pread(descriptor, min(limit, 1 << 20), start)
+            if not piece:
+                break
+            pieces.append(piece)
+            start += len(piece)
+            limit -= len(piece)
+        return b"".join(pieces)
+    finally:
+        os.close(descriptor)
 
 
 def temporary_name(path: str) -> str:
@@ -136,15 +165,24 @@ class Lock:
     for never) takes over a lock held longer than that. The holder's file holds its pid.
     """
 
-    __slots__ = ("path", "timeout", "stale", "poll", "_descriptor")
+    __slots__ = ("path", "timeout", "stale", "poll", "clock", "sleep", "_descriptor")
 
     def __init__(
-        self, path: str, *, timeout: float, stale: float | None = None, poll: float = 0.01
+        self,
+        path: str,
+        *,
+        timeout: float,
+        stale: float | None = None,
+        poll: float = 0.01,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.path = path
         self.timeout = timeout
         self.stale = stale
         self.poll = poll
+        self.clock = clock  # measures ``timeout``; ``stale`` is the file's age by the wall clock
+        self.sleep = sleep
         self._descriptor = -1
 
     @property
@@ -159,9 +197,9 @@ class Lock:
         self.release()
 
     def acquire(self) -> None:
-        deadline = time.monotonic() + self.timeout
+        deadline = self.clock() + self.timeout
         while True:
-            descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            descriptor = os.open(self.path, _LOCK_FLAGS, 0o600)
             try:
                 if self._wait(descriptor, deadline):
                     # Stamp the file: the holder's pid, and a modification time that says
@@ -193,9 +231,9 @@ class Lock:
                 if time.time() - held.st_mtime >= self.stale:
                     self._take_over(held)
                     return False
-            if time.monotonic() >= deadline:
+            if self.clock() >= deadline:
                 raise TimeoutError(f"the lock {self.path} was held for over {self.timeout:g} s")
-            time.sleep(self.poll)
+            self.sleep(self.poll)
 
     def _names(self, descriptor: int) -> bool:
         try:

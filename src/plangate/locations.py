@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import os
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 STATE_ROOT_ENV = "PLANGATE_STATE_ROOT"
 CLAUDE_CONFIG_ENV = "CLAUDE_CONFIG_DIR"
 
@@ -12,9 +16,11 @@ def _home() -> str:
     return os.path.expanduser("~")
 
 
-def state_root() -> str:
-    """plangate's state root: ``$PLANGATE_STATE_ROOT``, default ``~/.plangate``."""
-    configured = os.environ.get(STATE_ROOT_ENV, "")
+def state_root(environ: Mapping[str, str] | None = None) -> str:
+    """plangate's state root: ``$PLANGATE_STATE_ROOT`` (in ``environ``, default the process
+    environment), default ``~/.plangate``. Never resolves a link: a root that is one is
+    refused where plangate writes (:mod:`plangate.state_folders`)."""
+    configured = (os.environ if environ is None else environ).get(STATE_ROOT_ENV, "")
     if configured:
         return os.path.abspath(configured)
     return os.path.join(_home(), ".plangate")

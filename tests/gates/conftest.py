@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from plangate.gates import stop_hook
+from testkit.clock import FakeClock
 from testkit.journals import Journal, use_id
 
 SKILL_TEXT = "---\nname: {name}\ndescription: test skill\n---\n# {name}\n"
@@ -87,6 +88,16 @@ class Env:
         env = dict(self.environ)
         env.update(environ)
         return stop_hook.decide(payload, event, environ=env, stderr=io.StringIO())
+
+    def decide_on(
+        self, clock: FakeClock, payload: dict[str, Any], **environ: str
+    ) -> dict[str, Any]:
+        """:meth:`decide` (a Stop) with the gate's deadline on an injected clock."""
+        env = dict(self.environ)
+        env.update(environ)
+        return stop_hook.decide(
+            payload, "Stop", environ=env, stderr=io.StringIO(), clock=clock, sleep=clock.sleep
+        )
 
     def record(self, session: str) -> dict[str, Any]:
         path = self.state / "skill-gates" / session / "record.json"

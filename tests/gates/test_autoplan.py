@@ -227,3 +227,31 @@ def test_progress_reads_scope_and_restore_path() -> None:
     done = progress(verdict.events, "/repo")
     assert done.scope == {"design": True, "dx": False} and done.restore == RESTORE
     assert done.applicable() == ["ceo", "design", "eng"]
+
+
+def test_three_blocks_then_exhausted_names_the_missing_step(env: Env) -> None:
+    """Seed 001: after 3 blocks the next final stop goes through with
+    ``exhausted missing=<step>``, ``stop_hook_active`` is no free pass, and the record keeps
+    the run's phases and what was published as of that stop."""
+    journal = _session(env)
+    _init(journal)
+    _publish(journal, "ceo", "1")
+    for n in (1, 2, 3):
+        journal.text(f"Stopping, attempt {n}.")
+        blocked = _marker(env.decide(env.payload(journal, stop_hook_active=n > 1)), "blocked")
+        assert blocked["missing"] == "eng" and blocked["n"] == str(n)
+    journal.text("Stopping, attempt 4.")
+    output = env.decide(env.payload(journal, stop_hook_active=True))
+    assert "decision" not in output
+    exhausted = _marker(output, "exhausted")
+    assert exhausted == {
+        "session": journal.session_id,
+        "skill": "autoplan",
+        "missing": "eng",
+        "blocked": "3",
+    }
+    journal.text("Stopping, attempt 5.")
+    assert env.decide(env.payload(journal, stop_hook_active=True)) == {}
+    run = next(iter(env.record(journal.session_id)["gates"]["autoplan_gate"]["runs"].values()))
+    assert run["blocked"] == 3 and run["exhausted_at"] and run["released_at"] is None
+    assert run["missing"] == "eng" and run["published"] == ["ceo"]

@@ -11,8 +11,16 @@ from pathlib import Path
 import pytest
 
 from plangate.gates import markers as mk
+from testkit.clock import FakeClock
 from testkit.journals import use_id
-from tests.gates.conftest import RANKED, UNRANKED, Env, bash, ceo_session, write_file
+from tests.gates.conftest import (
+    RANKED,
+    UNRANKED,
+    Env,
+    bash,
+    ceo_session,
+    write_file,
+)
 
 OFF_SWITCH_WORDS = ("PLANGATE_CEO_REVIEW_GATE", "ceo_review_gate", "config set", "turn off")
 
@@ -38,9 +46,9 @@ def test_a_session_that_never_loaded_the_review_is_left_alone(env: Env) -> None:
     use = journal.tool_use("Bash", {"command": "echo hello", "description": "x" * 5000})
     journal.bash_result(use_id(use), "hello")
     journal.text("Hello.")
-    started = time.monotonic()
-    assert env.decide(env.payload(journal)) == {}
-    assert time.monotonic() - started < 1  # the last text was read in full: settled at once
+    clock = FakeClock()
+    assert env.decide_on(clock, env.payload(journal)) == {}
+    assert clock.sleeps == 0  # the last text was read in full: settled at once
     assert not env.has_record(journal.session_id)
 
 
@@ -355,8 +363,6 @@ def test_an_unreadable_switch_is_recorded_and_the_stop_goes_through(env: Env) ->
 
 
 def test_the_settle_wait_sees_a_load_written_late(env: Env) -> None:
-    import threading
-
     journal = env.journal()
     journal.prompt("Review plan.md.")
     path = env.write(journal)
@@ -366,30 +372,24 @@ def test_the_settle_wait_sees_a_load_written_late(env: Env) -> None:
     journal.tool_result(use_id(use), "Launching skill: plan-ceo-review")
     journal.text("Review finished.")
 
-    def late() -> None:
-        time.sleep(0.3)
-        journal.append_new(path, count)
+    def late(clock: FakeClock) -> None:
+        if clock.sleeps == 6:  # 0.3 s on the gate's clock: Claude Code writes the lines now
+            journal.append_new(path, count)
 
-    writer = threading.Thread(target=late)
-    started = time.monotonic()
-    writer.start()
-    try:
-        output = env.decide(payload)
-    finally:
-        writer.join()
+    clock = FakeClock(late)
+    output = env.decide_on(clock, payload)
     assert output["decision"] == "block"
-    assert 0.25 < time.monotonic() - started < 2.0
+    assert clock.sleeps == 6  # it read again until the late lines came, then stopped
 
 
 def test_an_unsettled_transcript_is_judged_as_it_is_after_the_budget(env: Env) -> None:
     journal = ceo_session(env)
     journal.text("Old text.")
     payload = env.payload(journal, last_assistant_message="A message never written.")
-    started = time.monotonic()
-    output = env.decide(payload, PLANGATE_SKILL_GATE_DEADLINE_MS="1000")
-    elapsed = time.monotonic() - started
+    clock = FakeClock()
+    output = env.decide_on(clock, payload, PLANGATE_SKILL_GATE_DEADLINE_MS="1000")
     assert output["decision"] == "block"
-    assert 0.45 < elapsed < 1.0  # half the 1 s deadline
+    assert 0.5 <= clock.elapsed < 0.55  # half the 1 s deadline, then one more read
 
 
 def test_a_stale_read_never_counts_as_the_new_stop(env: Env) -> None:
@@ -397,9 +397,9 @@ def test_a_stale_read_never_counts_as_the_new_stop(env: Env) -> None:
     journal.text("Done.")
     env.decide(env.payload(journal))
     # The next stop says "Done." again, but the transcript has not caught up yet.
-    started = time.monotonic()
-    env.decide(env.payload(journal), PLANGATE_SKILL_GATE_DEADLINE_MS="600")
-    assert time.monotonic() - started >= 0.29  # it waited for a newer text
+    clock = FakeClock()
+    env.decide_on(clock, env.payload(journal), PLANGATE_SKILL_GATE_DEADLINE_MS="600")
+    assert clock.elapsed >= 0.3  # it waited the settle budget for a newer text
 
 
 def test_subagent_stop_gates_only_a_subagent_that_loaded_the_review(env: Env) -> None:

@@ -59,14 +59,36 @@ def test_a_blocked_stop_and_a_released_one(env: Env) -> None:
     assert " released " in released["systemMessage"]
 
 
-def test_a_payload_over_one_mebibyte_is_gate_bad_payload(env: Env) -> None:
+def test_a_last_message_over_one_mebibyte_is_judged_by_its_end(env: Env) -> None:
+    """Over 1 MiB the payload is read field by field; the gate needs only the message's end
+    to find it in the transcript (issue 24)."""
     journal = ceo_session(env)
-    payload = env.payload(journal, last_assistant_message="x" * (1024 * 1024))
-    result = env.hook(payload)
+    long = "The review goes on. " * 60_000  # 1.2 MB
+    journal.text(long)
+    payload = env.payload(journal)
+    assert len(json.dumps(payload)) > 1024 * 1024
+    blocked = _line(env.hook(payload))
+    assert blocked["decision"] == "block"
+    write_file(journal, env.project / "plan.md", RANKED)
+    journal.text(long + "Now with ranked risks.")
+    released = _line(env.hook(env.payload(journal, stop_hook_active=True)))
+    assert " released " in released["systemMessage"]
+
+
+def test_a_large_payload_that_is_not_json_is_gate_bad_payload(env: Env) -> None:
+    journal = ceo_session(env)
+    data = json.dumps(env.payload(journal, last_assistant_message="x" * (1024 * 1024))).encode()
+    result = env.hook(data[:-1])  # the closing brace cut off
     output = _line(result)
     assert "decision" not in output
     assert "code=GATE_BAD_PAYLOAD" in output["systemMessage"]
     assert b"GATE_BAD_PAYLOAD" in result.stderr
+
+
+def test_with_the_gates_off_a_large_payload_is_answered_unread(env: Env) -> None:
+    data = b'{"session_id": "' + b"x" * (8 * 1024 * 1024)
+    result = env.hook(data, PLANGATE_CEO_REVIEW_GATE="off", PLANGATE_AUTOPLAN_GATE="off")
+    assert _line(result) == {}
 
 
 def test_a_large_last_message_under_one_mebibyte_is_judged(env: Env) -> None:
@@ -93,8 +115,11 @@ def test_a_slow_git_ends_in_gate_timeout_within_the_deadline(env: Env) -> None:
     payload = env.payload(journal)
     started = time.monotonic()
     path = f"{tools}{os.pathsep}{os.environ.get('PATH', '')}"
-    result = env.hook(payload, PLANGATE_SKILL_GATE_DEADLINE_MS="700", PATH=path, timeout=20)
-    assert time.monotonic() - started < 5
+    result = env.hook(payload, PLANGATE_SKILL_GATE_DEADLINE_MS="700", PATH=path, timeout=60)
+    # Real time: a real process, its real alarm and a git that sleeps 30 s. Answering before
+    # Claude Code's 25 s registration timeout (and git's 30 s) is the point, however busy
+    # the machine; how fast is measured in benchmarks/.
+    assert time.monotonic() - started < 25
     output = _line(result)
     assert "decision" not in output
     assert "code=GATE_TIMEOUT" in output["systemMessage"]

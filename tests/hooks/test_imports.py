@@ -21,7 +21,13 @@ from plangate.journal.fast import OPTIONAL
 from tests.conftest import SRC
 
 HOOK_PATH_MODULES = sorted(
-    ["plangate.files", "plangate.hook_registry", "plangate.jsonio", "plangate.locations"]
+    [
+        "plangate.files",
+        "plangate.hook_registry",
+        "plangate.jsonio",
+        "plangate.locations",
+        "plangate.state_folders",
+    ]
     + [
         f"{package.__name__}.{info.name}"
         for package in (plangate.hooks, plangate.guard, plangate.journal)

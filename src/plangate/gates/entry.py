@@ -2,9 +2,13 @@
 because something broke.
 
 Like :func:`plangate.hooks.runtime.run_hook`, but a Stop payload carries the turn's last
-message, so it may be up to 1 MiB (not 64 KiB); a larger or unusable payload is
-``GATE_BAD_PAYLOAD``. While both gates are off the hook reads its switches, prints ``{}`` and
-loads nothing else. With a gate on, a ``SIGALRM`` timer backs up the gate's own deadline.
+message, so up to 1 MiB is read whole (not 64 KiB). A larger one is read field by field
+(:mod:`plangate.hooks.payload_scan`): the gates need every field but only the end of the
+last message (to find it in the transcript and to see whether it asks the user something),
+so it keeps the last 64 KiB of ``last_assistant_message`` and is judged like any other. An
+unusable payload is ``GATE_BAD_PAYLOAD``. While both gates are off the hook reads its
+switches, prints ``{}`` and loads nothing else (nor reads more of a large payload). With a
+gate on, a ``SIGALRM`` timer backs up the gate's own deadline.
 """
 
 from __future__ import annotations
@@ -23,15 +27,30 @@ if TYPE_CHECKING:
     from plangate.hooks.protocol import Output
 
 PAYLOAD_MAX_BYTES = 1024 * 1024
+TAIL_KEYS = ("last_assistant_message",)
 FALLBACK = {"systemMessage": "PLANGATE_GATE skill-gates error session=unknown code=GATE_UNEXPECTED"}
 
 
-def read_payload(stream: BinaryIO) -> dict[str, object] | str:
-    """The payload object, or why it is unusable (the hooks' one payload reader)."""
+def _parse(data: bytes) -> dict[str, object] | str:
+    """The payload object, or why it is unusable."""
     try:
-        return runtime.read_payload(stream, PAYLOAD_MAX_BYTES)
+        return runtime.parse_payload(data)
     except runtime.HookInputError as error:
         return error.detail
+
+
+def read_large(head: bytes, stream: BinaryIO) -> dict[str, object] | str:
+    """A payload over :data:`PAYLOAD_MAX_BYTES` (see the module docstring), or why it is
+    unusable."""
+    from plangate.hooks import payload_scan
+
+    try:
+        seen = payload_scan.scan(head, stream, lambda _: False, TAIL_KEYS)
+    except runtime.HookInputError as error:
+        return error.detail
+    if seen.gave_up:
+        return "the hook payload is too large to read"
+    return seen.fields
 
 
 def _alarm(seconds: float) -> Callable[[], None] | None:
@@ -76,14 +95,22 @@ def run_gate_hook(
     sink = stdout if stdout is not None else sys.stdout
     errors = stderr if stderr is not None else sys.stderr
     try:
-        payload = read_payload(source)
+        head = source.read(PAYLOAD_MAX_BYTES + 1)
+        payload: dict[str, object] | str | None = None
+        if len(head) <= PAYLOAD_MAX_BYTES:
+            payload = _parse(head)
         if isinstance(payload, str):
             output = _bad_payload(event, payload, errors)
         else:
-            quick = _quick(event, payload)
+            quick = _quick(event)
+            if quick is None and payload is None:
+                payload = read_large(head, source)
+                if isinstance(payload, str):
+                    quick = _bad_payload(event, payload, errors)
             if quick is None:
                 from plangate.gates.stop_hook import decide
 
+                assert isinstance(payload, dict)
                 quick = decide(payload, event, stderr=errors, alarm=_alarm)
             output = quick
         line = jsonio.dumps(output)
@@ -97,7 +124,7 @@ def run_gate_hook(
     return 0
 
 
-def _quick(event: str, payload: dict[str, object]) -> Output | None:
+def _quick(event: str) -> Output | None:
     """``{}`` when every gate this event serves is switched off; None to go on."""
     from plangate import config
     from plangate.errors import ConfigError

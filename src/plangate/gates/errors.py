@@ -16,8 +16,9 @@ REMEDIES = {
     GATE_TRANSCRIPT: "run `plangate journal inspect <transcript>` to see why it cannot be read",
     GATE_TIMEOUT: "a very large transcript or a slow disk; PLANGATE_SKILL_GATE_DEADLINE_MS "
     "raises the deadline (at most 20000)",
-    GATE_STATE: "make the state root writable (PLANGATE_STATE_ROOT, default ~/.plangate), or "
-    "delete skill-gates/<session>/ under it",
+    GATE_STATE: "make the state root writable (PLANGATE_STATE_ROOT, default ~/.plangate) and "
+    "its folders real folders of your own (no symbolic links), or delete "
+    "skill-gates/<session>/ under it",
     GATE_LOCKED: "transient: another hook held the session lock; a lock older than 30 s is "
     "taken over",
     GATE_SLUG: "set PLANGATE_PROJECT_SLUG to a plain folder name, or unset it",

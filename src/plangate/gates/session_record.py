@@ -25,18 +25,21 @@ report`` when no update came since. Hook path: standard library only.
 
 from __future__ import annotations
 
+import errno
 import os
 import time
 
 from plangate import files, jsonio, locations
+from plangate.gates import record_shape, space_reserve
 from plangate.gates.errors import GATE_LOCKED, GATE_STATE, GateError
+from plangate.state_folders import APPEND_FLAGS, UnsafeFolder, state_folder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-SCHEMA = 1
+SCHEMA = record_shape.SCHEMA
 FOLDER = "skill-gates"
 RECORD = "record.json"
 LOCK = "record.lock"
@@ -70,39 +73,28 @@ def new_record(session: str) -> dict[str, Any]:
 def read_record(path: str) -> dict[str, Any] | None:
     """The record at ``path``; None when there is none; ``GATE_STATE`` when unusable."""
     try:
-        with open(path, "rb") as stream:
-            data = stream.read(RECORD_MAX_BYTES + 1)
+        data = files.read_nofollow(path, RECORD_MAX_BYTES + 1)
     except FileNotFoundError:
         return None
     except OSError as error:
-        raise GateError(GATE_STATE, f"cannot read the session record: {error.strerror}") from None
+        raise GateError(GATE_STATE, f"cannot read the session record: {why(error)}") from None
     if len(data) > RECORD_MAX_BYTES:
         raise GateError(GATE_STATE, "the session record is over 8 MiB")
     try:
         value = jsonio.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, jsonio.JSONError):
         raise GateError(GATE_STATE, "the session record is not valid JSON") from None
-    if not isinstance(value, dict) or value.get("schema") != SCHEMA:
-        raise GateError(GATE_STATE, "the session record has an unknown shape")
-    for key, kind in (("gates", dict), ("stops", dict), ("markers", list)):
-        if not isinstance(value.setdefault(key, kind()), kind):
-            raise GateError(GATE_STATE, f"the session record's {key} has an unknown shape")
-    record: dict[str, Any] = value
-    return record
+    return record_shape.check(value)
 
 
 def gate_entry(record: dict[str, Any], switch: str) -> dict[str, Any]:
-    """The record's part for one gate, created on first use."""
-    gates = record["gates"]
-    found = gates.get(switch)
-    entry: dict[str, Any] = found if isinstance(found, dict) else {}
-    gates[switch] = entry
-    for key, kind in (("runs", dict), ("errors", list), ("skipped", list)):
-        if not isinstance(entry.get(key), kind):
-            entry[key] = kind()
-    for key in ("error_count",):
-        if not isinstance(entry.get(key), int):
-            entry[key] = 0
+    """The record's part for one gate, created on first use (its parts too). The record
+    was checked when read (:func:`plangate.gates.record_shape.check`): nothing is replaced."""
+    entry: dict[str, Any] = record["gates"].setdefault(switch, {})
+    entry.setdefault("runs", {})
+    entry.setdefault("errors", [])
+    entry.setdefault("skipped", [])
+    entry.setdefault("error_count", len(entry["errors"]))
     return entry
 
 
@@ -117,25 +109,30 @@ def add_markers(record: dict[str, Any], lines: list[str]) -> None:
     del record["markers"][:-MARKERS_KEPT]
 
 
+def why(error: OSError) -> str:
+    """An OS error in words: a refused folder says so, and what to do."""
+    if isinstance(error, UnsafeFolder):
+        return str(error)
+    if error.errno == errno.ELOOP:
+        return f"{error.filename or 'it'} is a symbolic link (remove it)"
+    return error.strerror or str(error)
+
+
 def _write(path: str, record: dict[str, Any]) -> None:
     data = (jsonio.dumps(record) + "\n").encode("ascii")
     try:
         files.replace(path, data, 0o600, durable=True)
     except OSError as error:
-        raise GateError(
-            GATE_STATE, f"cannot write the session record: {error.strerror or error}"
-        ) from None
+        raise GateError(GATE_STATE, f"cannot write the session record: {why(error)}") from None
 
 
-def _make_folder(folder: str) -> None:
+def checked_folder(session: str, state_root: str | None = None) -> str:
+    """The session folder, created, and checked from the state root down
+    (:func:`plangate.state_folders.state_folder`); ``GATE_STATE`` when refused."""
     try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
+        return state_folder(FOLDER, session, root=state_root)
     except OSError as error:
-        raise GateError(
-            GATE_STATE, f"cannot create the session folder: {error.strerror or error}"
-        ) from None
-    if not os.path.isdir(folder):
-        raise GateError(GATE_STATE, "the session folder is not a folder")
+        raise GateError(GATE_STATE, f"cannot use the session folder: {why(error)}") from None
 
 
 class SessionLock(files.Lock):
@@ -160,9 +157,7 @@ class SessionLock(files.Lock):
                 GATE_LOCKED, f"another hook held the session lock for over {self.timeout:g} s"
             ) from None
         except OSError as error:
-            raise GateError(
-                GATE_STATE, f"cannot create the session lock: {error.strerror or error}"
-            ) from None
+            raise GateError(GATE_STATE, f"cannot create the session lock: {why(error)}") from None
 
 
 def update(
@@ -177,8 +172,7 @@ def update(
     ``GATE_LOCKED`` when the lock stays busy for ``wait`` seconds, ``GATE_STATE`` when the
     record cannot be read or written.
     """
-    folder = session_folder(session, state_root)
-    _make_folder(folder)
+    folder = checked_folder(session, state_root)
     path = os.path.join(folder, RECORD)
     from plangate.gates.timing import utc_timestamp
 
@@ -188,22 +182,36 @@ def update(
         change(record)
         record["updated_at"] = utc_timestamp()
         _write(path, record)
+    space_reserve.keep(state_root)
     return record
 
 
 def append_pending(
     session: str, switch: str, error: dict[str, Any], state_root: str | None = None
 ) -> None:
-    """Keep an error the record could not take (see the module docstring). Raises OSError."""
-    folder = session_folder(session, state_root)
-    os.makedirs(folder, mode=0o700, exist_ok=True)
+    """Keep an error the record could not take (see the module docstring). Raises OSError.
+
+    On a full disk the space reserve (:mod:`plangate.gates.space_reserve`) is given up for
+    the line, which then starts with a newline: a line the full disk cut short before it
+    stays apart from it (the merge skips what does not parse)."""
     line = (jsonio.dumps({"gate": switch, **error}) + "\n").encode("ascii")
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
-    descriptor = os.open(os.path.join(folder, PENDING), flags, 0o600)
     try:
-        os.write(descriptor, line)
+        _append(session, state_root, line)
+    except OSError as failure:
+        if not space_reserve.is_full(failure) or not space_reserve.release(state_root):
+            raise
+        _append(session, state_root, b"\n" + line)
+
+
+def _append(session: str, state_root: str | None, line: bytes) -> None:
+    folder = state_folder(FOLDER, session, root=state_root)
+    descriptor = os.open(os.path.join(folder, PENDING), APPEND_FLAGS, 0o600)
+    try:
+        written = os.write(descriptor, line)
     finally:
         os.close(descriptor)
+    if written != len(line):
+        raise OSError(errno.ENOSPC, "No space left on device")
 
 
 def merge_pending(folder: str, record: dict[str, Any]) -> None:
@@ -211,9 +219,7 @@ def merge_pending(folder: str, record: dict[str, Any]) -> None:
     merged = record.get("pending_merged")
     start = merged if isinstance(merged, int) and merged >= 0 else 0
     try:
-        with open(os.path.join(folder, PENDING), "rb") as stream:
-            stream.seek(start)
-            data = stream.read(PENDING_MAX_BYTES)
+        data = files.read_nofollow(os.path.join(folder, PENDING), PENDING_MAX_BYTES, start)
     except OSError:
         return
     end = data.rfind(b"\n") + 1
@@ -285,10 +291,10 @@ def clean_old(
 
     Never raises: a folder that cannot be inspected or removed is left alone.
     """
-    root = gates_root(state_root)
     current = time.time() if now is None else now
     removed: list[str] = []
     try:
+        root = state_folder(FOLDER, root=state_root, create=False)  # never through a link
         names = os.listdir(root)
     except OSError:
         return removed

@@ -260,15 +260,5 @@ def read_files(events: list[Event], cwd: str) -> list[str]:
     return found
 
 
-def bash_calls(events: list[Event]) -> list[tuple[ToolUse, str]]:
-    found = []
-    for event in events:
-        if isinstance(event, ToolUse) and event.name == "Bash" and event.input is not None:
-            command = event.input.get("command")
-            if isinstance(command, str):
-                found.append((event, command))
-    return found
-
-
 def as_dict(value: object) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None

@@ -94,8 +94,13 @@ def decide(
     environ: Mapping[str, str] | None = None,
     stderr: TextIO | None = None,
     alarm: Callable[[float], object] | None = None,
+    clock: Callable[[], float] | None = None,
+    sleep: Callable[[float], None] | None = None,
 ) -> Output:
-    """The hook output for one call. Never raises an :class:`Exception`."""
+    """The hook output for one call. Never raises an :class:`Exception`.
+
+    ``clock`` and ``sleep`` replace the real monotonic clock and ``time.sleep`` for the
+    deadline and the settle loop (tests inject them; :class:`.timing.Deadline`)."""
     env = dict(os.environ if environ is None else environ)
     state_root = state_root_of(env)
     on, broken = switches(event, env, state_root)
@@ -111,7 +116,8 @@ def decide(
         return finish(outcome, state_root, stderr)
     assert isinstance(session, str)
     try:
-        _decide(payload, event, session, on, broken, env, state_root, outcome, alarm)
+        timer = Timer(clock, sleep)
+        _decide(payload, event, session, on, broken, env, state_root, outcome, alarm, timer)
     except Exception as error:  # noqa: BLE001 - a broken gate lets the stop through
         failure = GateError(GATE_UNEXPECTED, f"{type(error).__name__}: {error}"[:200])
         agent = payload.get("agent_id")
@@ -126,9 +132,26 @@ def decide(
     return finish(outcome, state_root, stderr)
 
 
+class Timer:
+    """The clock and sleep a call's deadline runs on: the real ones unless given."""
+
+    __slots__ = ("clock", "sleep")
+
+    def __init__(
+        self, clock: Callable[[], float] | None, sleep: Callable[[float], None] | None
+    ) -> None:
+        self.clock = clock
+        self.sleep = sleep
+
+    def deadline(self, milliseconds: int) -> Deadline:
+        if self.clock is None or self.sleep is None:
+            return Deadline(milliseconds)
+        return Deadline(milliseconds, clock=self.clock, sleep=self.sleep)
+
+
 def state_root_of(environ: Mapping[str, str]) -> str:
-    configured = environ.get(locations.STATE_ROOT_ENV, "")
-    return os.path.abspath(configured) if configured else locations.state_root()
+    """The state root ``environ`` names, else the process's."""
+    return locations.state_root(environ if environ.get(locations.STATE_ROOT_ENV) else None)
 
 
 def _context(
@@ -166,6 +189,7 @@ def _decide(
     state_root: str,
     outcome: Outcome,
     alarm: Callable[[float], object] | None,
+    timer: Timer,
 ) -> None:
     errors: list[tuple[Gate, GateError]] = list(broken)
     ctx = _context(payload, event, session, env, state_root)
@@ -184,7 +208,7 @@ def _decide(
     if not on:
         _record_errors(session, errors, event, ctx.agent_id, state_root, outcome)
         return
-    deadline = Deadline(deadline_ms(env))
+    deadline = timer.deadline(deadline_ms(env))
     scope = f"agent:{ctx.agent_id or 'unknown'}" if subagent else "main"
     judgements: list[Judgement] = []
     matched: int | None = None
@@ -220,8 +244,8 @@ def _decide(
 def _after(record: dict[str, Any] | None, scope: str) -> int | None:
     if record is None:
         return None
-    value = record.get("stops", {}).get(scope)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    value = record["stops"].get(scope)  # checked when read: an integer or absent
+    return value if isinstance(value, int) else None
 
 
 def _loaded(gates: list[Gate], ctx: Context) -> Callable[[list[Event]], bool]:
@@ -356,12 +380,12 @@ def apply(
     stop = judgement.stop
     if judgement.final and stop is not None and stop >= 0 and run.get("last_stop") == stop:
         # The same stop judged twice (the hook registered twice): one answer, counted once.
-        blocked = int(run.get("blocked") or 0)
+        blocked = run.get("blocked", 0)
         if run.get("released_at") or run.get("exhausted_at") or judgement.met or not blocked:
             return found, None
         marker = _block_marker(judgement, session, event, blocked, agent)
         return found, marker.line() + "\n" + judgement.instructions
-    run["observed"] = int(run.get("observed") or 0) + 1
+    run["observed"] = run.get("observed", 0) + 1
     if run.get("released_at") or run.get("exhausted_at"):
         return found, None
     if not judgement.final:
@@ -384,7 +408,7 @@ def apply(
         run["phases"] = judgement.phases
         run["published"] = judgement.published
         run["missing"] = judgement.missing
-    blocked = int(run.get("blocked") or 0)
+    blocked = run.get("blocked", 0)
     fields: list[tuple[str, object]] = [("skill", skill)]
     if judgement.met:
         run["released_at"] = now

@@ -10,6 +10,10 @@ import time
 
 from plangate.gates.errors import GATE_TIMEOUT, GateError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 DEADLINE_ENV = "PLANGATE_SKILL_GATE_DEADLINE_MS"
 DEFAULT_DEADLINE_MS = 5000
 MAX_DEADLINE_MS = 20000
@@ -31,20 +35,32 @@ def deadline_ms(environ: dict[str, str] | None = None) -> int:
 
 
 class Deadline:
-    """A monotonic deadline; :meth:`check` raises ``GATE_TIMEOUT`` once it has passed."""
+    """A monotonic deadline; :meth:`check` raises ``GATE_TIMEOUT`` once it has passed.
 
-    __slots__ = ("seconds", "start", "end")
+    ``clock`` and ``sleep`` are the time the gate runs on (the real monotonic clock unless a
+    test injects one): the deadline and the transcript's settle loop both use them."""
 
-    def __init__(self, milliseconds: int, start: float | None = None) -> None:
+    __slots__ = ("seconds", "start", "end", "clock", "sleep")
+
+    def __init__(
+        self,
+        milliseconds: int,
+        start: float | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.clock = clock
+        self.sleep = sleep
         self.seconds = milliseconds / 1000.0
-        self.start = time.monotonic() if start is None else start
+        self.start = clock() if start is None else start
         self.end = self.start + self.seconds
 
     def remaining(self) -> float:
-        return max(0.0, self.end - time.monotonic())
+        return max(0.0, self.end - self.clock())
 
     def expired(self) -> bool:
-        return time.monotonic() >= self.end
+        return self.clock() >= self.end
 
     def check(self, doing: str) -> None:
         if self.expired():

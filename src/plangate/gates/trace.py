@@ -1,9 +1,11 @@
 """The trace logs: ``<state root>/hooks/ceo-review-gate.log`` and ``hooks/autoplan-gate.log``.
 
 One line per marker (``<time> session=<id> event=<event> key=value …``), appended with one
-``os.write`` on a descriptor opened with ``O_APPEND``, so concurrent hooks never interleave
-lines. Past 1 MiB the file is renamed to ``<name>.log.1`` (replacing the previous one) and a
-new one starts, so count from the session record, not from the log. Logging never raises.
+``os.write`` on a descriptor opened with ``O_APPEND`` (and ``O_NOFOLLOW``, in a folder
+:func:`plangate.state_folders.state_folder` checked), so concurrent hooks never interleave
+lines and none is written through a planted link. Past 1 MiB the file is renamed to
+``<name>.log.1`` (replacing the previous one) and a new one starts, so count from the
+session record, not from the log. Logging never raises.
 """
 
 from __future__ import annotations
@@ -11,10 +13,10 @@ from __future__ import annotations
 import os
 
 from plangate import locations
+from plangate.state_folders import APPEND_FLAGS, state_folder
 
 FOLDER = "hooks"
 ROTATE_BYTES = 1024 * 1024
-_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
 
 
 def log_path(hook: str, state_root: str | None = None) -> str:
@@ -27,11 +29,10 @@ def append(hook: str, lines: list[str], state_root: str | None = None) -> bool:
     if not lines:
         return True
     try:
-        path = log_path(hook, state_root)
         data = "".join(line.replace("\n", " ") + "\n" for line in lines).encode("utf-8")
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        path = os.path.join(state_folder(FOLDER, root=state_root), f"{hook}.log")
         _rotate_if_full(path, len(data))
-        descriptor = os.open(path, _FLAGS, 0o600)
+        descriptor = os.open(path, APPEND_FLAGS, 0o600)
         try:
             written = os.write(descriptor, data)
         finally:
@@ -43,7 +44,7 @@ def append(hook: str, lines: list[str], state_root: str | None = None) -> bool:
 
 def _rotate_if_full(path: str, adding: int) -> None:
     try:
-        size = os.stat(path).st_size
+        size = os.lstat(path).st_size
     except OSError:
         return
     if size + adding <= ROTATE_BYTES:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import stat
-import time
 
 from plangate import jsonio
 from plangate.gates.errors import GATE_TRANSCRIPT, GateError
@@ -212,11 +211,10 @@ def settled(
     last_message: object,
     after: int | None,
     deadline: Deadline,
-    *,
-    sleep: Callable[[float], None] = time.sleep,
 ) -> tuple[View, bool]:
-    """Read until the transcript holds the stop's message or the settle budget is spent."""
-    until = time.monotonic() + deadline.settle_budget
+    """Read until the transcript holds the stop's message or the settle budget is spent
+    (on the deadline's clock)."""
+    until = deadline.clock() + deadline.settle_budget
     unrecognized_once = False
     while True:
         try:
@@ -231,7 +229,7 @@ def settled(
         if matched is not None:
             view.matched = matched
             return view, True
-        if time.monotonic() >= until:
+        if deadline.clock() >= until:
             # Nothing newer came: the stop already judged at ``after``, delivered again (a
             # retry, or the hook registered twice) is that stop, counted once under the lock.
             repeated = matching_text(view.events, last_message, None) if after else None
@@ -240,7 +238,7 @@ def settled(
                 return view, True
             return view, False
         deadline.check("re-reading the transcript")
-        sleep(POLL_S)
+        deadline.sleep(POLL_S)
 
 
 def read_session(

@@ -8,7 +8,8 @@ File: ``<state root>/analytics/autoplan-guard.jsonl``. A line is
 plus ``unknown_keys`` (key names, for ``agent_key``) and ``record_types`` (record shapes, for
 an unrecognized shape) when non-empty. Never content, paths or prompts.
 
-Each line is appended with one ``os.write`` on a descriptor opened with ``O_APPEND``, so lines
+Each line is appended with one ``os.write`` on a descriptor opened with ``O_APPEND`` (and
+``O_NOFOLLOW``, in a folder :func:`plangate.state_folders.state_folder` checked), so lines
 from concurrent hook processes never interleave. Once the file passes 256 KiB it is rewritten
 to its newest 1,000 lines through a temporary file in the same folder and a rename (a line
 appended by another process during the rewrite can be lost; the log is diagnostics). Every
@@ -23,7 +24,8 @@ import os
 import time
 
 from plangate import jsonio, locations
-from plangate.files import replace
+from plangate.files import read_nofollow, replace
+from plangate.state_folders import APPEND_FLAGS, state_folder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -40,8 +42,6 @@ TAIL_READ_BYTES = 4 * 1024 * 1024
 NAME_MAX = 64
 NAMES_MAX = 32
 """Key names and record shapes are clipped to this length and count."""
-
-_OPEN_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
 
 
 def log_path(state_root: str | None = None) -> str:
@@ -86,10 +86,9 @@ def append_decision(
 ) -> bool:
     """Append one line for ``decision``; True when written. Never raises."""
     try:
-        path = log_path(state_root)
         data = (jsonio.dumps(entry(decision, now)) + "\n").encode("ascii")
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd = os.open(path, _OPEN_FLAGS, 0o600)
+        path = os.path.join(state_folder(LOG_DIR, root=state_root), LOG_NAME)
+        fd = os.open(path, APPEND_FLAGS, 0o600)
         try:
             written = os.write(fd, data)
             size = os.fstat(fd).st_size
@@ -105,11 +104,8 @@ def append_decision(
 def trim(path: str, keep: int = KEEP_LINES) -> bool:
     """Rewrite ``path`` to its newest ``keep`` non-empty lines; True when done. Never raises."""
     try:
-        with open(path, "rb") as source:
-            size = os.fstat(source.fileno()).st_size
-            start = max(0, size - TAIL_READ_BYTES)
-            source.seek(start)
-            tail = source.read(TAIL_READ_BYTES)
+        start = max(0, os.lstat(path).st_size - TAIL_READ_BYTES)
+        tail = read_nofollow(path, TAIL_READ_BYTES, start)
         lines = tail.split(b"\n")
         if start > 0:
             lines = lines[1:]  # the first piece may be the end of a cut line

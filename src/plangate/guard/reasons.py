@@ -79,6 +79,7 @@ INIT_FAILED = "init_failed"
 INIT_UNBINDABLE = "init_unbindable"
 PHASE_ORDER = "phase_order"
 HOOK_INPUT = "hook_input"
+ENTRY_TOO_LARGE = "entry_too_large"
 INSTALLATION = "installation"
 FOREIGN_INSTALL = "foreign_install"
 # Transient denials.
@@ -265,6 +266,12 @@ TABLE: dict[str, tuple[str, str]] = {
         "A later phase cannot start before Phase 1 (CEO). Enter Phase 1 first.",
     ),
     HOOK_INPUT: (CORRECTIVE, "The guard could not read its input from Claude Code. " + _SETUP),
+    ENTRY_TOO_LARGE: (
+        CORRECTIVE,
+        "This phase-entry call's hook input is over 64 KiB, more than the guard reads. Make "
+        "the call with nothing beyond what /autoplan gives: a reviewer dispatch with exactly "
+        "the phase checkpoint's dispatchPrompt, a phase Read with the file's path alone.",
+    ),
     INSTALLATION: (CORRECTIVE, "The guard failed unexpectedly. " + _SETUP),
     FOREIGN_INSTALL: (
         CORRECTIVE,

@@ -10,6 +10,11 @@ An unexpected error is the ``installation`` denial: a broken guard never lets a 
 A decision not made within the guard's deadline (``PLANGATE_GUARD_DEADLINE_MS``, 10 s by
 default, at most 20 s: below the 25 s the hook is registered with) is the unverified
 ``guard_timeout``, logged like every decision, so Claude Code never kills the hook silently.
+
+A payload over 64 KiB is read field by field (:mod:`plangate.hooks.payload_scan`) only as far
+as it takes to tell whether the call enters a phase: one that does not is answered as any
+other (``{}``) whatever its size; a phase entry that large is ``entry_too_large``, since the
+guard decides only a call it has read whole.
 """
 
 from __future__ import annotations
@@ -23,13 +28,19 @@ from plangate.journal.paths import is_owned_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import BinaryIO
+
     from plangate.guard import reasons
+    from plangate.hooks.payload_scan import Scan
     from plangate.hooks.protocol import Output, Payload
 
 OWNED_READ_REASON = "[plangate] Reading an /autoplan section or phase artifact."
 DEADLINE_ENV = "PLANGATE_GUARD_DEADLINE_MS"
 DEFAULT_DEADLINE_MS = 10_000
 MAX_DEADLINE_MS = 20_000
+READ_MAX_BYTES = 16 * 1024 * 1024
+"""How much of a large payload is read to place its call: a phase entry's head is read at
+once, but only the end of the payload shows that no ``agent_id`` makes it a subagent's."""
 
 
 def decide(payload: Payload) -> Output:
@@ -129,6 +140,71 @@ def _owned_read(payload: Payload, tool_input: dict[str, object]) -> Output | Non
     return None
 
 
+def decide_large(head: bytes, stream: BinaryIO) -> Output:
+    """The answer to a payload over the limit (see the module docstring)."""
+    from plangate.hooks.payload_scan import scan
+
+    seen = scan(head, stream, lambda found: _placed(found) is not None, read_max=READ_MAX_BYTES)
+    place = _placed(seen)
+    if place == _BAD:
+        return _denied_input("not a PreToolUse payload")
+    if place == _FIELD:
+        return _denied_input("a payload field is missing")
+    if place == _ENTRY:
+        return _entry_too_large(f"the {seen.fields['tool_name']} call's input is over 64 KiB")
+    if place == _OTHER:
+        tool_input = seen.fields.get("tool_input")
+        read = (
+            seen.fields.get("tool_name") == "Read"
+            and is_owned_path(seen.fields.get("cwd"))
+            and ("tool_input", "file_path") not in seen.cut
+        )
+        if read and isinstance(tool_input, dict):
+            return _owned_read(seen.fields, tool_input) or {}
+        return {}
+    return _entry_too_large("the payload could not be read far enough to place the call")
+
+
+_BAD, _FIELD, _OTHER, _ENTRY = "bad", "field", "other", "entry"
+
+
+def _placed(seen: Scan) -> str | None:
+    """What the fields seen so far make of the call: not a PreToolUse payload, a Read
+    without the cwd to place it, not a call the guard decides, a phase entry; None while
+    more is needed."""
+    fields = seen.fields
+    event, tool_name = fields.get("hook_event_name"), fields.get("tool_name")
+    if not isinstance(event, str) or not isinstance(tool_name, str):
+        return _BAD if seen.ended else None
+    if event != "PreToolUse" or ("tool_name",) in seen.cut:
+        return _BAD
+    if tool_name not in ("Read", "Agent") or fields.get("agent_id") is not None:
+        return _OTHER
+    tool_input = fields.get("tool_input")
+    field = "prompt" if tool_name == "Agent" else "file_path"
+    value = tool_input.get(field) if isinstance(tool_input, dict) else None
+    whole = ("tool_input", field) not in seen.cut
+    cwd = fields.get("cwd")
+    if not isinstance(value, str):
+        return _OTHER if seen.ended else None
+    if tool_name == "Read" and not is_owned_path(cwd):
+        return _FIELD if seen.ended else None  # a Read path needs the cwd to be placed
+    if tool_name == "Agent":
+        entry = calls.classify(tool_name, {"prompt": value}, "/") is not None
+    else:
+        # A path cut at 64 KiB is no path Claude Code can read: it enters no phase.
+        entry = whole and calls.classify(tool_name, {"file_path": value}, str(cwd)) is not None
+    if not entry:
+        return _OTHER
+    return _ENTRY if seen.ended else None  # an agent_id further on: a subagent's call
+
+
+def _entry_too_large(detail: str) -> Output:
+    from plangate.guard import reasons
+
+    return _denied(reasons.Decision.deny(reasons.ENTRY_TOO_LARGE, detail=detail))
+
+
 def _bad_input(error: HookInputError) -> Output:
     return _denied_input(error.detail)
 
@@ -140,7 +216,7 @@ def _crash(error: BaseException) -> Output:
 
 
 def main() -> int:
-    return run_hook(decide, on_bad_input=_bad_input, on_crash=_crash)
+    return run_hook(decide, on_bad_input=_bad_input, on_crash=_crash, on_large=decide_large)
 
 
 if __name__ == "__main__":

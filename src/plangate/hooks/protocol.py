@@ -14,7 +14,8 @@ if TYPE_CHECKING:
     Output = dict[str, Any]
 
 PAYLOAD_MAX_BYTES = 64 * 1024
-"""A hook payload over this size is refused as ``hook_input``."""
+"""A PreToolUse payload up to this size is read whole; a larger one is read field by field,
+only as far as the answer needs (:mod:`plangate.hooks.payload_scan`)."""
 
 ALLOW = "allow"
 DENY = "deny"
@@ -56,8 +57,3 @@ def block_stop(reason: str, *, system_message: str | None = None) -> Output:
 
 def no_decision(system_message: str | None = None) -> Output:
     return {"systemMessage": system_message} if system_message else {}
-
-
-def text_field(payload: Payload, key: str) -> str | None:
-    value = payload.get(key)
-    return value if isinstance(value, str) else None

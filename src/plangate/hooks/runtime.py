@@ -2,8 +2,9 @@
 
 Claude Code treats a hook's exit 1 as a non-blocking error and lets the action through, so a
 crash must never be how a hook ends, and neither may its own timeout: a hook it kills is
-ignored without a word. :func:`run_hook` reads the payload (a JSON object of at most 64 KiB,
-else the ``hook_input`` outcome), calls the decision function, and turns any unexpected
+ignored without a word. :func:`run_hook` reads the payload (a JSON object of at most 64 KiB;
+a larger one goes to the entry point's own reader, :mod:`.payload_scan`, or is the
+``hook_input`` outcome), calls the decision function, and turns any unexpected
 exception into the entry point's documented failure outcome. :func:`within` gives a part of
 the decision a hard deadline (a real-time alarm, so even one long read is cut short) below the
 registration timeout, and the entry point says what passing it means.
@@ -41,8 +42,16 @@ def read_payload(stream: BinaryIO, max_bytes: int = PAYLOAD_MAX_BYTES) -> Payloa
     """The payload object; :class:`HookInputError` when it cannot be used."""
     data = stream.read(max_bytes + 1)
     if len(data) > max_bytes:
-        size = f"{max_bytes // 1024} KiB" if max_bytes < 1024 * 1024 else "1 MiB"
-        raise HookInputError(f"the hook payload is over {size}")
+        raise HookInputError(f"the hook payload is over {_size(max_bytes)}")
+    return parse_payload(data)
+
+
+def _size(max_bytes: int) -> str:
+    return f"{max_bytes // 1024} KiB" if max_bytes < 1024 * 1024 else f"{max_bytes >> 20} MiB"
+
+
+def parse_payload(data: bytes) -> Payload:
+    """The payload object in ``data``; :class:`HookInputError` when it cannot be used."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -61,19 +70,27 @@ def run_hook(
     *,
     on_bad_input: Callable[[HookInputError], Output],
     on_crash: Callable[[BaseException], Output],
+    on_large: Callable[[bytes, BinaryIO], Output] | None = None,
     stdin: BinaryIO | None = None,
     stdout: TextIO | None = None,
 ) -> int:
-    """Run one hook invocation; always returns 0 (the process exit code)."""
+    """Run one hook invocation; always returns 0 (the process exit code).
+
+    A payload over :data:`PAYLOAD_MAX_BYTES` goes to ``on_large`` with the bytes read so far
+    and the stream (it reads on only as far as it needs), else it is ``hook_input``."""
     source = stdin if stdin is not None else sys.stdin.buffer
     sink = stdout if stdout is not None else sys.stdout
     try:
         try:
-            payload = read_payload(source)
+            head = source.read(PAYLOAD_MAX_BYTES + 1)
+            if len(head) <= PAYLOAD_MAX_BYTES:
+                output = decide(parse_payload(head))
+            elif on_large is None:
+                raise HookInputError(f"the hook payload is over {_size(PAYLOAD_MAX_BYTES)}")
+            else:
+                output = on_large(head, source)
         except HookInputError as error:
             output = on_bad_input(error)
-        else:
-            output = decide(payload)
         line = jsonio.dumps(output)
     except Exception as error:  # noqa: BLE001 - the one place a hook failure becomes an outcome
         line = _crash_line(on_crash, error)
@@ -210,7 +227,3 @@ def _emit(sink: TextIO, line: str) -> None:
     except OSError:
         # Claude Code closed our stdout; nothing more can be said.
         pass
-
-
-def debug_enabled() -> bool:
-    return os.environ.get("PLANGATE_HOOK_DEBUG", "") not in ("", "0")
