@@ -7,13 +7,14 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
 
 from plangate.journal import chain
 from plangate.journal.codes import base_code
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from plangate.journal import Verdict
 
 REMEDIES = {
