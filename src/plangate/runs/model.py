@@ -111,6 +111,14 @@ class StepRecord:
     escalation: str | None = None
     evidence: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
+    @property
+    def outcome(self) -> Literal["done", "no_changes", "escalated"]:
+        """What became of the step as people are told it: a step carried out that changed
+        no file is ``no_changes``, never plainly ``done`` (it still got its empty commit)."""
+        if self.status == "done" and not self.changed_files:
+            return "no_changes"
+        return self.status
+
 
 @dataclass(frozen=True, slots=True)
 class CheckRecord:
@@ -174,4 +182,6 @@ class RunRecord:
     executor: str | None = None
     errored: Errored | None = None
     notice: str | None = None  # a problem the process carrying it reports (its heartbeat)
+    carried_by: str | None = None  # the executor carrying it, or that carried it last
+    host: str | None = None  # carried_by's host
     extra: dict[str, str] = field(default_factory=dict)

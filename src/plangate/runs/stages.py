@@ -22,11 +22,11 @@ from plangate.plan.model import Check, Plan, Step
 from plangate.plan.render import render_plan
 from plangate.runs import checks, evidence, isolation, sandbox
 from plangate.runs.context import (
-    CONTEXT,
     StepResult,
     TurnStart,
     attempt_key,
     carried,
+    carrier_values,
     event,
     plan_of,
     set_state,
@@ -65,8 +65,8 @@ def prepare(run_id: str, turn: int) -> TurnStart:
             conn,
             run_id,
             state="running",
-            executor=CONTEXT.executor_id,
             turn=turn,
+            **carrier_values(),
             **TURN_RESET,
         )
         if turn == 1:
