@@ -69,6 +69,14 @@ def stale_seconds(environ: Mapping[str, str] | None = None) -> float:
     return STALE_BEATS * heartbeat_seconds(environ)
 
 
+def handover_seconds(environ: Mapping[str, str] | None = None) -> float:
+    """The documented bound on how long a run of a process killed on another host waits
+    before a live worker resumes it: the process counts as gone after :func:`stale_seconds`,
+    and a worker looks for gone processes once a period; one more period covers its queue
+    poll and the start of the turn. With the default period, 40 s."""
+    return stale_seconds(environ) + 2 * heartbeat_seconds(environ)
+
+
 def dead_executors(
     store: Store,
     candidates: Sequence[str],
