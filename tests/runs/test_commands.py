@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -196,3 +199,46 @@ def test_a_check_that_leaves_its_session_is_still_ended(setup: Path) -> None:
     while pid_alive(pid) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert not pid_alive(pid), "the check's setsid child outlived the check"
+
+
+def test_a_plan_that_does_not_parse_is_a_usage_error_exit_2(setup: Path) -> None:
+    (setup / "notaplan.md").write_text("# Just some notes\n\nNo steps here.\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "plangate", "run", str(setup / "notaplan.md"),
+         "--repo", str(setup / "repo")],
+        capture_output=True, text=True, timeout=120, env=dict(os.environ),
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    # One line: the file and line at fault, the problem, and its remedy in parentheses.
+    assert done.stderr.startswith(f"plangate: {setup / 'notaplan.md'}:3: "), done.stderr
+    assert done.stderr.rstrip().endswith(")") and len(done.stderr.splitlines()) == 1
+    assert Store().runs() == []  # nothing was recorded
+
+
+def test_a_step_that_changed_no_file_is_no_changes_in_the_json(setup: Path) -> None:
+    (setup / "plan.md").write_text(
+        plan_text(
+            [step(1, ["hello.txt"]), step(2, ["hello.txt"])],
+            [Check("grep -qx hello hello.txt", name="AC1")],
+        )
+    )
+    agent = _script(setup, {"steps": [{"step": 1, "write": {"hello.txt": "hello\n"}}]})
+    out = io.StringIO()
+    code = run_command(str(setup / "plan.md"), repo=str(setup / "repo"), agent=agent, out=out)
+    assert code == EXIT_DONE, out.getvalue()
+    run_id = out.getvalue().split()[1].rstrip(":")
+    out = io.StringIO()
+    assert show_command(run_id, as_json=True, out=out) == 0
+    shown = json.loads(out.getvalue())
+    assert [(s["step"], s["status"], s["changed_files"]) for s in shown["steps"]] == [
+        (1, "done", ["hello.txt"]),
+        (2, "no_changes", []),
+    ]
+    assert all(s["commit"] for s in shown["steps"])  # the step got its (empty) commit
+    out = io.StringIO()
+    assert runs_command(as_json=True, out=out) == 0
+    (listed,) = json.loads(out.getvalue())
+    assert [(s["step"], s["status"]) for s in listed["steps"]] == [(1, "done"), (2, "no_changes")]
+    # Who carried it: this foreground process, on this host.
+    assert listed["worker"] and listed["host"] and listed["worker"].startswith(listed["host"])
+    assert listed["carried_now"] is False

@@ -43,8 +43,8 @@ EXIT_CODES = ExitCodes(
         EXIT_DONE: "done: the change is on the run's branch (with `--detach`: queued)",
         EXIT_FAILED: "failed: the runs engine or the agent cannot be started, or the turn "
         "stopped (the message says why; `plangate show RUN`)",
-        EXIT_USAGE: "bad usage: a bad flag, a plan that cannot run, a `--repo` that is not a "
-        "git repository",
+        EXIT_USAGE: "bad usage: a bad flag, a plan that does not parse or cannot run, a "
+        "`--repo` that is not a git repository",
         EXIT_WAITING: "waiting on you: answer with `plangate reply RUN MESSAGE`",
         EXIT_UNAPPROVED: "refused by `--require-approval` (or config `require_approval`): the "
         "plan is not the one its /autoplan Final Approval Gate approved; no run was written",
