@@ -242,3 +242,31 @@ def test_a_step_that_changed_no_file_is_no_changes_in_the_json(setup: Path) -> N
     # Who carried it: this foreground process, on this host.
     assert listed["worker"] and listed["host"] and listed["worker"].startswith(listed["host"])
     assert listed["carried_now"] is False
+
+
+def test_a_worker_that_cannot_see_the_runs_repository_says_which_path(setup: Path) -> None:
+    from plangate.runs.engine import Engine, RunOptions
+
+    agent = _script(setup, {"steps": [{"step": 1, "write": {"hello.txt": "hello\n"}}]})
+    engine = Engine()
+    run = engine.create(
+        RunOptions(plan_path=str(setup / "plan.md"), repo=str(setup / "repo"), agent=agent)
+    )
+    engine.begin(run.id, 1, detach=True)
+    engine.shutdown()
+    # As on a machine that does not share the submitter's folders.
+    (setup / "repo").rename(setup / "elsewhere")
+    out = io.StringIO()
+    assert worker_command(until_idle=True, out=out) == EXIT_DONE
+    log = out.getvalue()
+    where = f"the run's repository {setup / 'repo'} does not exist on host "
+    assert f"cannot carry run {run.id} turn 1 here: {where}" in log, log
+    store = Store()
+    try:
+        record = store.run(run.id)
+        assert record is not None and record.state == "waiting" and record.waiting is not None
+        assert where in record.waiting.detail
+        assert "git is not installed" not in record.waiting.detail
+        assert "Workers on several machines" in record.waiting.detail
+    finally:
+        store.close()

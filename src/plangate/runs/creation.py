@@ -2,9 +2,9 @@
 a ``queued`` run with version 1 of its plan.
 
 The checks happen here, before anything is queued, so a bad request is refused at the
-command line and never reaches a worker: a plan file that cannot be read or does not
-validate (a usage error, exit 2, like a plan that does not parse), no plan and no task (or both), fewer than one attempt, an unknown agent, a folder
-that is not a git repository with a commit. The plan's approval
+command line and never reaches a worker, as a usage error (exit 2): a plan file that cannot
+be read, does not parse or does not validate, no plan and no task (or both), fewer than one
+attempt, an unknown agent, a folder that is not a git repository with a commit. The plan's approval
 (:mod:`plangate.runs.approval`) is read here too and kept in the run's row; with
 ``require_approval`` (``--require-approval``, or config ``require_approval``) a plan that is
 not the one its Final Approval Gate approved is refused before anything is written.

@@ -41,6 +41,12 @@ def _run_git(cwd: Path | str, args: tuple[str, ...], input: str | None = None) -
             ["git", *args], cwd=cwd, env=_env(), input=input, timeout=GIT_TIMEOUT_SECONDS
         )
     except FileNotFoundError:
+        if not Path(cwd).is_dir():  # the folder is missing, not git
+            raise GitError(
+                f"the folder {cwd} does not exist on this host",
+                "every worker must see a run's repository and worktree at the same paths "
+                "(docs/runs-design.md, Workers on several machines)",
+            ) from None
         raise GitError("git is not installed", "install git and run again") from None
     except OSError as error:
         raise GitError(f"cannot run git in {cwd}: {error}", _REMEDY) from error

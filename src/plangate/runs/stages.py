@@ -28,6 +28,7 @@ from plangate.runs.context import (
     carried,
     carrier_values,
     event,
+    missing_path,
     plan_of,
     set_state,
     store_,
@@ -44,6 +45,9 @@ def prepare(run_id: str, turn: int) -> TurnStart:
     run = store.run(run_id)
     if run is None:
         raise PlangateError(f"there is no run {run_id}", "see `plangate runs`")
+    missing = missing_path(run, store)
+    if missing is not None:  # before anything is made at a path this host does not share
+        raise missing
     worktree = Path(run.worktree)
     sandbox.create(run.repo, worktree, run.branch, run.base_commit)
     accepted = [v for v in store.versions(run_id) if v.accepted and v.number is not None]
