@@ -144,7 +144,9 @@ def test_detach_queues_and_a_background_worker_finishes(setup: Path) -> None:
         str(setup / "plan.md"), repo=str(setup / "repo"), detach=True, agent=agent, out=out
     )
     assert code == EXIT_DONE
-    assert "is queued; started a background worker" in out.getvalue()
+    assert "is queued; no live worker serves the runs database, so started a background" in (
+        out.getvalue()
+    )
     store = Store()
     try:
         (run,) = store.runs()

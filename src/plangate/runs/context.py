@@ -76,15 +76,13 @@ def missing_path(run: RunRecord, store: Store) -> PlangateError | None:
     worktree = Path(run.worktree)
     if not (worktree / ".git").exists() and store.event_kind(run.id, "t1/start") is not None:
         return GitError(
-            f"the run's worktree {worktree} does not exist on host "
-            f"{CONTEXT.host or host_name()}",
+            f"the run's worktree {worktree} does not exist on host {CONTEXT.host or host_name()}",
             SHARED_PATHS_REMEDY,
         )
     for path in agent_files(run.agent):
         if not Path(path).is_file():
             return AgentError(
-                f"the run's agent file {path} does not exist on host "
-                f"{CONTEXT.host or host_name()}",
+                f"the run's agent file {path} does not exist on host {CONTEXT.host or host_name()}",
                 SHARED_PATHS_REMEDY,
             )
     return None

@@ -20,6 +20,12 @@ KEY_TRAILER = "Plangate-Key"
 DIFF_LIMIT = 200_000  # characters of diff given to the planner and the reviewer
 GIT_TIMEOUT_SECONDS = 300  # one git command; a hung one (a lock, a filter) ends the stage
 _IDENTITY = ("-c", "user.name=plangate run", "-c", "user.email=plangate@localhost")
+COMMIT_IDENTITY = {
+    "GIT_AUTHOR_NAME": "plangate run",
+    "GIT_AUTHOR_EMAIL": "plangate@localhost",
+    "GIT_COMMITTER_NAME": "plangate run",
+    "GIT_COMMITTER_EMAIL": "plangate@localhost",
+}
 _QUIET = ("-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null")
 _REMEDY = "look at the run's worktree with git, or start a new run"
 
@@ -32,6 +38,8 @@ def _env() -> dict[str, str]:
     }
     env["GIT_TERMINAL_PROMPT"] = "0"
     env["LC_ALL"] = "C"
+    # One identity for step commits on every worker: these variables would beat _IDENTITY.
+    env.update(COMMIT_IDENTITY)
     return env
 
 
