@@ -244,6 +244,9 @@ def test_a_step_that_changed_no_file_is_no_changes_in_the_json(setup: Path) -> N
     # Who carried it: this foreground process, on this host.
     assert listed["worker"] and listed["host"] and listed["worker"].startswith(listed["host"])
     assert listed["carried_now"] is False
+    out = io.StringIO()
+    assert show_command(run_id, out=out) == 0
+    assert f"Carrier: last carried by {listed['worker']} on {listed['host']}\n" in out.getvalue()
 
 
 def test_a_worker_that_cannot_see_the_runs_repository_says_which_path(setup: Path) -> None:

@@ -22,6 +22,7 @@ import pytest
 from plangate.plan.model import Check
 from plangate.runs.executors import handover_seconds, stale_seconds
 from plangate.runs.store import Store
+from testkit.git import git
 from testkit.postgres import PostgresUnavailable, throwaway_postgres
 from tests.runs.conftest import make_repo, plan_text, step
 
@@ -64,6 +65,7 @@ class Host:
         home.mkdir(parents=True)
         self.env = {
             **env,
+            "GIT_AUTHOR_NAME": f"someone on {name}",  # each machine's own identity, unused
             "PLANGATE_WORKER_HOST": name,
             "PLANGATE_STATE_ROOT": str(root / f"{name}-state"),
             "HOME": str(home),
@@ -177,6 +179,11 @@ def test_workers_on_two_hosts_never_take_a_live_run_and_take_over_a_killed_one(
             assert run is not None and run.host in ("host-a", "host-b")
             assert run.carried_by is not None and run.carried_by.startswith(run.host)
             assert len(store.checks(run_id)) == 1
+            # One git identity for step commits, whichever host carried them.
+            who = git(folder / "repo", "log", "--format=%an <%ae> %cn <%ce>", "-3", run.branch)
+            assert set(who.splitlines()) == {
+                "plangate run <plangate@localhost> plangate run <plangate@localhost>"
+            }
         logs = {host.name: host.log() for host in hosts}
         for name, text in logs.items():
             assert "resuming" not in text, f"{name} took a live run:\n{text}"
