@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from plangate import __version__, cli
+from plangate.agents.scripted import WAIT_LIMIT_SECONDS
 from plangate.errors import EXIT_INTERNAL, EXIT_INTERRUPTED
 from plangate.plan.model import Check
 from plangate.runs.store import Store
@@ -376,6 +377,15 @@ def _wait_for(predicate: Callable[[], bool], what: str, timeout: float = 60) -> 
         time.sleep(0.05)
 
 
+# The turn in flight waits for its `go` file (up to the scripted agent's two minutes), so a
+# process that exits within this bound did not wait for it. The bound is generous because
+# the exit itself is real work that a loaded machine stretches: DBOS stops its threads (it
+# joins each for up to 10 s; its SQLite notification poller wakes once a second) and the
+# interpreter is torn down. Measured here: under 1 s idle, under 2 s beside a busy core;
+# the 15 s it had was exceeded when the whole suite shared 2 cores with other work.
+STOP_LIMIT_SECONDS = WAIT_LIMIT_SECONDS / 2
+
+
 def _stop(process: subprocess.Popen[str], signum: int, limit: float) -> tuple[int, str, float]:
     """Send ``signum``; the exit code, the output and the seconds it took to exit."""
     started = time.monotonic()
@@ -437,13 +447,13 @@ def test_an_interrupted_run_exits_130_at_once_and_a_worker_resumes_it(world: Wor
     )
     try:
         _wait_for(lambda: log.exists() and "s2" in log.read_text(), "step 2 to start")
-        code, output, seconds = _stop(process, signal.SIGINT, limit=15)
+        code, output, seconds = _stop(process, signal.SIGINT, limit=STOP_LIMIT_SECONDS)
     finally:
         if process.poll() is None:
             process.kill()
             process.communicate()
     assert code == EXIT_INTERRUPTED, output
-    assert seconds < 10, seconds
+    assert seconds < STOP_LIMIT_SECONDS, seconds  # far from waiting out the turn
     run_id = _run_id(output)
     assert f"Stopped following run {run_id}; it resumes with `plangate worker --until-idle`." in (
         output
@@ -470,7 +480,7 @@ def test_a_stopped_worker_exits_0_at_once_leaving_its_turn_to_another(world: Wor
         assert "is queued; a worker will take it." in queued.stdout
         run_id = _run_id(queued.stdout)
         _wait_for(lambda: log.exists() and "s2" in log.read_text(), "step 2 to start")
-        code, output, seconds = _stop(worker, signal.SIGTERM, limit=15)
+        code, output, seconds = _stop(worker, signal.SIGTERM, limit=STOP_LIMIT_SECONDS)
     finally:
         if store is not None:
             store.close()
@@ -478,7 +488,7 @@ def test_a_stopped_worker_exits_0_at_once_leaving_its_turn_to_another(world: Wor
             worker.kill()
             worker.communicate()
     assert code == 0, output
-    assert seconds < 10, seconds
+    assert seconds < STOP_LIMIT_SECONDS, seconds  # far from waiting out the turn
     assert "worker stopped; 1 run turn(s) in flight resume in another worker" in output
     _resumed_to_done(world, go, run_id)
 

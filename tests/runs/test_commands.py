@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -141,7 +144,9 @@ def test_detach_queues_and_a_background_worker_finishes(setup: Path) -> None:
         str(setup / "plan.md"), repo=str(setup / "repo"), detach=True, agent=agent, out=out
     )
     assert code == EXIT_DONE
-    assert "is queued; started a background worker" in out.getvalue()
+    assert "is queued; no live worker serves the runs database, so started a background" in (
+        out.getvalue()
+    )
     store = Store()
     try:
         (run,) = store.runs()
@@ -196,3 +201,77 @@ def test_a_check_that_leaves_its_session_is_still_ended(setup: Path) -> None:
     while pid_alive(pid) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert not pid_alive(pid), "the check's setsid child outlived the check"
+
+
+def test_a_plan_that_does_not_parse_is_a_usage_error_exit_2(setup: Path) -> None:
+    (setup / "notaplan.md").write_text("# Just some notes\n\nNo steps here.\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "plangate", "run", str(setup / "notaplan.md"),
+         "--repo", str(setup / "repo")],
+        capture_output=True, text=True, timeout=120, env=dict(os.environ),
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    # One line: the file and line at fault, the problem, and its remedy in parentheses.
+    assert done.stderr.startswith(f"plangate: {setup / 'notaplan.md'}:3: "), done.stderr
+    assert done.stderr.rstrip().endswith(")") and len(done.stderr.splitlines()) == 1
+    assert Store().runs() == []  # nothing was recorded
+
+
+def test_a_step_that_changed_no_file_is_no_changes_in_the_json(setup: Path) -> None:
+    (setup / "plan.md").write_text(
+        plan_text(
+            [step(1, ["hello.txt"]), step(2, ["hello.txt"])],
+            [Check("grep -qx hello hello.txt", name="AC1")],
+        )
+    )
+    agent = _script(setup, {"steps": [{"step": 1, "write": {"hello.txt": "hello\n"}}]})
+    out = io.StringIO()
+    code = run_command(str(setup / "plan.md"), repo=str(setup / "repo"), agent=agent, out=out)
+    assert code == EXIT_DONE, out.getvalue()
+    run_id = out.getvalue().split()[1].rstrip(":")
+    out = io.StringIO()
+    assert show_command(run_id, as_json=True, out=out) == 0
+    shown = json.loads(out.getvalue())
+    assert [(s["step"], s["status"], s["changed_files"]) for s in shown["steps"]] == [
+        (1, "done", ["hello.txt"]),
+        (2, "no_changes", []),
+    ]
+    assert all(s["commit"] for s in shown["steps"])  # the step got its (empty) commit
+    out = io.StringIO()
+    assert runs_command(as_json=True, out=out) == 0
+    (listed,) = json.loads(out.getvalue())
+    assert [(s["step"], s["status"]) for s in listed["steps"]] == [(1, "done"), (2, "no_changes")]
+    # Who carried it: this foreground process, on this host.
+    assert listed["worker"] and listed["host"] and listed["worker"].startswith(listed["host"])
+    assert listed["carried_now"] is False
+    out = io.StringIO()
+    assert show_command(run_id, out=out) == 0
+    assert f"Carrier: last carried by {listed['worker']} on {listed['host']}\n" in out.getvalue()
+
+
+def test_a_worker_that_cannot_see_the_runs_repository_says_which_path(setup: Path) -> None:
+    from plangate.runs.engine import Engine, RunOptions
+
+    agent = _script(setup, {"steps": [{"step": 1, "write": {"hello.txt": "hello\n"}}]})
+    engine = Engine()
+    run = engine.create(
+        RunOptions(plan_path=str(setup / "plan.md"), repo=str(setup / "repo"), agent=agent)
+    )
+    engine.begin(run.id, 1, detach=True)
+    engine.shutdown()
+    # As on a machine that does not share the submitter's folders.
+    (setup / "repo").rename(setup / "elsewhere")
+    out = io.StringIO()
+    assert worker_command(until_idle=True, out=out) == EXIT_DONE
+    log = out.getvalue()
+    where = f"the run's repository {setup / 'repo'} does not exist on host "
+    assert f"cannot carry run {run.id} turn 1 here: {where}" in log, log
+    store = Store()
+    try:
+        record = store.run(run.id)
+        assert record is not None and record.state == "waiting" and record.waiting is not None
+        assert where in record.waiting.detail
+        assert "git is not installed" not in record.waiting.detail
+        assert "Workers on several machines" in record.waiting.detail
+    finally:
+        store.close()

@@ -103,3 +103,52 @@ def test_a_step_with_no_changes_passes_on_other_evidence(harness: Harness) -> No
         attempts=1,
     )
     assert outcome.state == "done"
+
+
+def test_the_evidence_gate_alone_triggers_a_re_plan_with_its_items(harness: Harness) -> None:
+    # Seed 004: the checks pass, but AC2 has no evidence (step 2 changed no file and no
+    # check names AC2), so the gate alone fails the round; the run re-plans, and the
+    # planner's request carries the gate's failing item, not a check's.
+    v1 = plan_text(
+        [step(1, ["hello.txt"]), step(2, ["bye.txt"], serves=["AC2"], title="Say goodbye")],
+        [CHECK_HELLO],
+        CRITERIA,
+    )
+    v2 = plan_text(
+        [
+            step(1, ["hello.txt"]),
+            step(2, ["bye.txt"], serves=["AC2"], title="Say goodbye"),
+            step(3, ["bye.txt"], serves=["AC2"], title="Write the goodbye"),
+        ],
+        [CHECK_HELLO],
+        CRITERIA,
+    )
+    outcome = harness.run(
+        v1,
+        {
+            "steps": [
+                {"step": 1, "write": {"hello.txt": "hello\n"}},
+                {"step": 2, "message": "Nothing to change."},
+                {"step": 3, "write": {"bye.txt": "bye\n"}},
+            ],
+            "plans": [{"version": 2, "plan_text": v2}],
+        },
+    )
+    assert outcome.state == "done"
+    checks = harness.engine.store.checks(outcome.run_id)
+    assert checks and all(check.passed for check in checks)  # no check ever failed
+    failures = [f for _, _, f in harness.engine.store.failures(outcome.run_id)]
+    assert [f.kind for f in failures] == ["gate"]
+    assert failures[0].summary.startswith("AC2 has no evidence")
+    versions = harness.engine.store.versions(outcome.run_id)
+    assert [(v.number, v.trigger) for v in versions] == [(1, "initial"), (2, "gate")]
+    (request,) = outcome.requests("plan")
+    assert [(kind, summary) for kind, summary, _tail in request["failures"]] == [
+        ("gate", failures[0].summary)
+    ]
+    assert [line for line in outcome.log() if line.startswith(("step", "plan"))] == [
+        "step v1 s1 t1 a0",
+        "step v1 s2 t1 a0",
+        "plan v2 t1 a1",
+        "step v2 s3 t1 a1",
+    ]

@@ -80,10 +80,12 @@ def test_version_lines() -> None:
 
 def test_a_check_that_times_out_is_killed_with_its_process_group(tmp_path: Path) -> None:
     marker = tmp_path / "child-alive"
-    command = f"(sleep 2; touch {marker}) & echo started; sleep 30"
+    command = f"(sleep 2; touch {marker}) & echo started; sleep 300"
     started = time.monotonic()
     record = checks.run_check(Check(command, timeout_seconds=1), tmp_path)
-    assert time.monotonic() - started < 10
+    # Not a speed check: left alone the command runs 300 s, so returning within half of
+    # that (generous for a loaded machine) proves it was killed at its 1 s timeout.
+    assert time.monotonic() - started < 150
     assert record.timed_out and not record.passed and record.exit_code is None
     assert record.output.startswith("started\n")
     assert checks.summary(record) == f"check `{command}` timed out after 1s"
@@ -348,5 +350,49 @@ def test_store_writes_are_keyed(tmp_path: Path) -> None:
         assert [e.text for e in store.events("r1")] == ["once"]
         assert [f for _, _, f in store.failures("r1")] == [CHECK, GATE]
         assert store.claim_turn("r1", 2, "hi") is False  # queued: not waiting
+    finally:
+        store.close()
+
+
+# -- hosts and heartbeats --------------------------------------------------------------
+
+
+def test_the_host_and_the_heartbeat_period_come_from_one_place_each() -> None:
+    import socket
+
+    from plangate.errors import ConfigError
+    from plangate.runs.executors import handover_seconds, heartbeat_seconds, stale_seconds
+    from plangate.runs.host import host_name
+
+    assert host_name({"PLANGATE_WORKER_HOST": " host-b "}) == "host-b"
+    assert host_name({"PLANGATE_WORKER_HOST": ""}) == socket.gethostname()
+    assert (heartbeat_seconds({}), stale_seconds({}), handover_seconds({})) == (5.0, 30.0, 40.0)
+    short = {"PLANGATE_HEARTBEAT_SECONDS": "0.5"}
+    assert (heartbeat_seconds(short), stale_seconds(short), handover_seconds(short)) == (
+        0.5,
+        3.0,
+        4.0,
+    )
+    for bad in ("0", "soon", "-1", "601", "nan"):
+        with pytest.raises(ConfigError, match="PLANGATE_HEARTBEAT_SECONDS"):
+            heartbeat_seconds({"PLANGATE_HEARTBEAT_SECONDS": bad})
+
+
+def test_another_hosts_executor_is_gone_only_after_its_heartbeat_is_stale(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from plangate.runs.executors import dead_executors
+    from plangate.runs.store import Store
+
+    monkeypatch.setenv("PLANGATE_WORKER_HOST", "host-a")
+    monkeypatch.delenv("PLANGATE_HEARTBEAT_SECONDS", raising=False)
+    store = Store(f"sqlite:///{tmp_path / 'runs.db'}")
+    try:
+        store.heartbeat("b-1", "host-b", 1, "worker", 1000.0)
+        assert dead_executors(store, ["b-1"], clock=lambda: 1029.0) == []
+        assert dead_executors(store, ["b-1"], clock=lambda: 1031.0) == ["b-1"]
+        store.heartbeat("b-1", "host-b", 1, "worker", 1030.0)  # a beat refreshes it
+        assert dead_executors(store, ["b-1"], clock=lambda: 1031.0) == []
+        assert dead_executors(store, ["nobody"], clock=lambda: 1031.0) == ["nobody"]
     finally:
         store.close()

@@ -8,6 +8,7 @@ import re
 from starlette.testclient import TestClient
 
 from tests.web.builders import AUDIT, LOGIN, README, TYPO
+from tests.web.conftest import Site
 
 
 def text_of(html: str) -> str:
@@ -398,3 +399,23 @@ def test_every_page_names_a_stamp_that_answers(client: TestClient) -> None:
         polled = client.get(data["stamp_url"])
         assert polled.status_code == 200, path
         assert polled.json()["stamp"] == data["stamp"], path
+
+
+def test_the_run_header_and_json_say_who_carries_the_run(fresh: Site) -> None:
+    from plangate.runs.store import Store
+    from tests.web.conftest import client_for
+
+    store = Store(fresh.url)
+    try:
+        with store.transaction() as conn:
+            store.update_run(
+                conn, LOGIN, executor="host-b-41-9f3c2e", carried_by="host-b-41-9f3c2e",
+                host="host-b", state="running",
+            )  # fmt: skip
+    finally:
+        store.close()
+    with client_for(fresh) as client:
+        page = text_of(client.get(f"/runs/{LOGIN}").text)
+        data = client.get(f"/runs/{LOGIN}.json").json()
+    assert "carried by host-b-41-9f3c2e on host-b" in page
+    assert (data["run"]["worker"], data["run"]["host"]) == ("host-b-41-9f3c2e", "host-b")

@@ -31,8 +31,17 @@ __all__ = [
     "ReviewRequest",
     "StepOutcome",
     "StepRequest",
+    "agent_files",
     "load_agent",
 ]
+
+
+def agent_files(spec: str) -> tuple[str, ...]:
+    """The files an agent spec needs on the machine that carries the run (the script of
+    ``scripted:<path>``; none for ``claude-code``, whose CLI each worker has of its own)."""
+    if spec.startswith("scripted:"):
+        return (spec.removeprefix("scripted:"),)
+    return ()
 
 
 def load_agent(spec: str) -> Agent:

@@ -26,8 +26,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Literal, Protocol, runtime_checkable
 
+from plangate.failures import Failure
 from plangate.plan.model import Step
-from plangate.runs.model import Failure
 
 __all__ = [
     "Agent",

@@ -43,8 +43,8 @@ EXIT_CODES = ExitCodes(
         EXIT_DONE: "done: the change is on the run's branch (with `--detach`: queued)",
         EXIT_FAILED: "failed: the runs engine or the agent cannot be started, or the turn "
         "stopped (the message says why; `plangate show RUN`)",
-        EXIT_USAGE: "bad usage: a bad flag, a plan that cannot run, a `--repo` that is not a "
-        "git repository",
+        EXIT_USAGE: "bad usage: a bad flag, a plan that does not parse or cannot run, a "
+        "`--repo` that is not a git repository",
         EXIT_WAITING: "waiting on you: answer with `plangate reply RUN MESSAGE`",
         EXIT_UNAPPROVED: "refused by `--require-approval` (or config `require_approval`): the "
         "plan is not the one its /autoplan Final Approval Gate approved; no run was written",
@@ -97,7 +97,10 @@ def _ending(run: RunRecord, out: TextIO) -> int:
 
 
 def detached(engine: Engine, run_id: str, out: TextIO, spawn: bool) -> int:
-    """Say who takes a queued run, starting a background worker when none is alive."""
+    """Say who takes a queued run. The one rule, on SQLite and PostgreSQL alike: a worker
+    with a fresh heartbeat in the runs database, on any host, takes it, and nothing is
+    started; with none, a background ``plangate worker --until-idle`` is started here (on the
+    machine that has the run's paths), which stops once no run is left."""
     from plangate.runs.engine import live_workers, spawn_worker
 
     if live_workers(engine.store):
@@ -105,7 +108,8 @@ def detached(engine: Engine, run_id: str, out: TextIO, spawn: bool) -> int:
     elif spawn:
         pid = spawn_worker(Path(state_root()) / "runs" / "worker.log")
         print(
-            f"Run {run_id} is queued; started a background worker (process {pid}). "
+            f"Run {run_id} is queued; no live worker serves the runs database, so started a "
+            f"background worker here (process {pid}), which stops once no run is left. "
             f"Follow it with `plangate show {run_id}`.",
             file=out,
         )

@@ -24,6 +24,7 @@ EXIT_CODES = ExitCodes(
 def runs_command(*, as_json: bool = False, out: TextIO) -> int:
     """``plangate runs [--json]``: every run, its state, attempts and version."""
     from plangate.runs.engine import run_summary
+    from plangate.runs.summary import carrier_line
 
     runs = engine()
     try:
@@ -34,6 +35,10 @@ def runs_command(*, as_json: bool = False, out: TextIO) -> int:
                 row = run_summary(run)
                 row["interrupted"] = runs.interrupted(run)
                 row["approval"] = _approval_state(runs.store, run.id)
+                row["steps"] = [
+                    {"key": s.key, "step": s.step, "status": s.outcome}
+                    for s in runs.store.steps(run.id)
+                ]
                 rows.append(row)
             print(json.dumps(rows, indent=2), file=out)
             return 0
@@ -48,6 +53,9 @@ def runs_command(*, as_json: bool = False, out: TextIO) -> int:
             print(f"{run.id:<10} {state:<12} {used:<9} {version:<8} {run.title}", file=out)
             if run.errored is not None:
                 print(f"{'':<10} {run.errored.line()}", file=out)
+            carrier = carrier_line(run)
+            if carrier is not None and state in ("running", "interrupted"):
+                print(f"{'':<10} {carrier}", file=out)
             approval = _approval_state(runs.store, run.id)
             if approval not in (None, "approved"):
                 print(f"{'':<10} plan not approved ({approval})", file=out)

@@ -74,7 +74,7 @@ def show_data(engine: Engine, run: RunRecord) -> dict[str, Any]:
                     "turn": s.turn,
                     "version": s.version,
                     "step": s.step,
-                    "status": s.status,
+                    "status": s.outcome,
                     "commit": s.commit,
                     "changed_files": list(s.changed_files),
                     "escalation": s.escalation,
@@ -132,6 +132,11 @@ def show_command(
         if run.waiting is not None and run.waiting.last_message:
             print(f"The agent's last message: {run.waiting.last_message}", file=out)
         print(f"Attempts: {data['attempts_line']}", file=out)
+        from plangate.runs.summary import carrier_line
+
+        carrier = carrier_line(run)
+        if carrier is not None:
+            print(f"Carrier: {carrier}", file=out)
         print(f"Branch: {run.branch} in {run.repo}", file=out)
         print(f"Worktree: {run.worktree}", file=out)
         if run.has_plan:

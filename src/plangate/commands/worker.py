@@ -1,7 +1,10 @@
 """``plangate worker [--until-idle] [--concurrency N]``: take runs from the queue.
 
 ``plangate run --detach`` queues a run and starts ``python -m plangate worker --until-idle``
-in the background when no worker is alive; several workers share one queue on PostgreSQL.
+in the background when no worker with a fresh heartbeat is in the runs database (on any
+host, whatever the backend); several workers share one queue on PostgreSQL. The worker logs
+one line per run it takes (``took run …``) or resumes (``resuming run … (it was carried by
+…)``), and one for a run whose paths it cannot see (``cannot carry run …``).
 SIGTERM or Ctrl+C stops it at once: turns in flight stay pending and another worker resumes
 them.
 """

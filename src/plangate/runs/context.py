@@ -8,14 +8,17 @@ DBOS). Every value here is picklable: DBOS records a step's result with pickle.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from plangate.errors import PlangateError
+from plangate.agents import agent_files
+from plangate.errors import AgentError, GitError, PlangateError
 from plangate.plan.model import Plan
 from plangate.plan.parse import parse_plan
-from plangate.runs.model import Failure
+from plangate.runs.host import host_name
+from plangate.runs.model import Failure, RunRecord
 from plangate.runs.store import Store
 
 
@@ -26,16 +29,88 @@ class _Context:
         self.lock = threading.Lock()
         self.store: Store | None = None
         self.executor_id = ""
+        self.host = ""
+        self.log: Callable[[str], None] | None = None  # a worker's log: runs taken, resumed
 
 
 CONTEXT = _Context()
 
 
-def bind(store: Store, executor_id: str) -> None:
-    """Point this process's workflow steps at ``store``."""
+def bind(store: Store, executor_id: str, log: Callable[[str], None] | None = None) -> None:
+    """Point this process's workflow steps at ``store``; ``log`` gets one line per run this
+    process takes or resumes (a worker's log)."""
     with CONTEXT.lock:
         CONTEXT.store = store
         CONTEXT.executor_id = executor_id
+        CONTEXT.host = host_name()
+        CONTEXT.log = log
+
+
+def carrier_values() -> dict[str, str]:
+    """The columns that say this process carries a run."""
+    return {
+        "executor": CONTEXT.executor_id,
+        "carried_by": CONTEXT.executor_id,
+        "host": CONTEXT.host,
+    }
+
+
+SHARED_PATHS_REMEDY = (
+    "every worker must see a run's repository, worktree and agent files at the paths they "
+    "had where the run was started (docs/runs-design.md, Workers on several machines); "
+    "share them, or stop the workers that cannot see them, then reply to try again"
+)
+
+
+def missing_path(run: RunRecord, store: Store) -> PlangateError | None:
+    """The error for the first path the run needs that this host cannot see, or ``None``.
+
+    The repository, the worktree once it was made (a turn was prepared: the run's first
+    event), and the agent's files are stored as absolute paths where the run was started;
+    a worker on another machine needs them at the same paths."""
+    if not Path(run.repo).is_dir():
+        return GitError(
+            f"the run's repository {run.repo} does not exist on host {CONTEXT.host or host_name()}",
+            SHARED_PATHS_REMEDY,
+        )
+    worktree = Path(run.worktree)
+    if not (worktree / ".git").exists() and store.event_kind(run.id, "t1/start") is not None:
+        return GitError(
+            f"the run's worktree {worktree} does not exist on host {CONTEXT.host or host_name()}",
+            SHARED_PATHS_REMEDY,
+        )
+    for path in agent_files(run.agent):
+        if not Path(path).is_file():
+            return AgentError(
+                f"the run's agent file {path} does not exist on host {CONTEXT.host or host_name()}",
+                SHARED_PATHS_REMEDY,
+            )
+    return None
+
+
+def take(run_id: str, turn: int) -> None:
+    """Mark the run as carried here, and say so in the log: one line each time this process
+    takes a turn or resumes one. Called by the workflow each time it starts executing (the
+    first time, and after a recovery); it decides nothing, so a replay is unaffected."""
+    store = store_()
+    run = store.run(run_id)
+    if run is None:
+        return
+    before = run.executor
+    if before != CONTEXT.executor_id or run.host != CONTEXT.host:
+        with store.transaction() as conn:
+            store.update_run(conn, run_id, **carrier_values())
+    if CONTEXT.log is None:
+        return
+    missing = missing_path(run, store)
+    if missing is not None:  # the turn's first stage raises it: the run waits, naming it
+        CONTEXT.log(f"cannot carry run {run_id} turn {turn} here: {missing.message}")
+        return
+    if before and before != CONTEXT.executor_id:
+        where = f" on {run.host}" if run.host else ""
+        CONTEXT.log(f"resuming run {run_id} turn {turn} (it was carried by {before}{where})")
+    else:
+        CONTEXT.log(f"took run {run_id} turn {turn}")
 
 
 def store_() -> Store:
@@ -109,7 +184,10 @@ def carried(run_id: str) -> tuple[Store, Path, str, str]:
     run = store.run(run_id)
     if run is None:
         raise PlangateError(f"there is no run {run_id}", "see `plangate runs`")
+    missing = missing_path(run, store)
+    if missing is not None:
+        raise missing
     if run.executor != CONTEXT.executor_id:
         with store.transaction() as conn:
-            store.update_run(conn, run_id, executor=CONTEXT.executor_id)
+            store.update_run(conn, run_id, **carrier_values())
     return store, Path(run.worktree), run.base_commit, run.agent

@@ -2,9 +2,9 @@
 a ``queued`` run with version 1 of its plan.
 
 The checks happen here, before anything is queued, so a bad request is refused at the
-command line and never reaches a worker: a plan file that cannot be read or does not
-validate, no plan and no task (or both), fewer than one attempt, an unknown agent, a folder
-that is not a git repository with a commit. The plan's approval
+command line and never reaches a worker, as a usage error (exit 2): a plan file that cannot
+be read, does not parse or does not validate, no plan and no task (or both), fewer than one
+attempt, an unknown agent, a folder that is not a git repository with a commit. The plan's approval
 (:mod:`plangate.runs.approval`) is read here too and kept in the run's row; with
 ``require_approval`` (``--require-approval``, or config ``require_approval``) a plan that is
 not the one its Final Approval Gate approved is refused before anything is written.
@@ -20,6 +20,7 @@ from plangate import config
 from plangate.agents import load_agent
 from plangate.errors import UsageError
 from plangate.locations import state_root
+from plangate.plan.errors import PlanFormatError
 from plangate.plan.parse import parse_plan
 from plangate.plan.render import render_plan
 from plangate.plan.validate import validate_plan
@@ -71,7 +72,12 @@ def create(store: Store, options: RunOptions) -> RunRecord:
                 f"cannot read the plan {path}: {error.strerror or error}",
                 "give the path of a plan file (docs/plan-format.md)",
             ) from error
-        plan = parse_plan(raw, source=str(path))
+        try:
+            plan = parse_plan(raw, source=str(path))
+        except PlanFormatError as error:  # bad input on the command line: a usage error
+            raise UsageError(
+                error.message, error.remedy or "fix the plan (docs/plan-format.md)"
+            ) from error
         problems = validate_plan(plan)
         if problems:
             raise UsageError(

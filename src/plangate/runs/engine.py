@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import os
 import secrets
-import socket
 import subprocess
 import sys
 import threading
@@ -58,7 +57,9 @@ class Engine:
     def __init__(self, url: str | None = None) -> None:
         self.url = url or database_url()
         self.store = Store(self.url)
-        self.executor_id = f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
+        self.host = executors.host_name()
+        self.executor_id = f"{self.host}-{os.getpid()}-{secrets.token_hex(3)}"
+        self.heartbeat_seconds = executors.heartbeat_seconds()
         self.launched = False
         self.role = ""
         self._stop = threading.Event()
@@ -67,8 +68,15 @@ class Engine:
 
     # -- lifecycle --------------------------------------------------------------------------
 
-    def launch(self, *, listen: bool, concurrency: int | None = None) -> None:
-        """Start DBOS in this process; with ``listen``, take runs from the queue."""
+    def launch(
+        self,
+        *,
+        listen: bool,
+        concurrency: int | None = None,
+        log: Callable[[str], None] | None = None,
+    ) -> None:
+        """Start DBOS in this process; with ``listen``, take runs from the queue. ``log``
+        gets one line per run taken or resumed here."""
         if self.launched:
             return
         from dbos import DBOS, DBOSConfig
@@ -77,14 +85,12 @@ class Engine:
 
         _quiet_dbos()
         self.role = "worker" if listen else "cli"
-        self.store.heartbeat(
-            self.executor_id, socket.gethostname(), os.getpid(), self.role, time.time()
-        )
+        self.store.heartbeat(self.executor_id, self.host, os.getpid(), self.role, time.time())
         self._beat = threading.Thread(
             target=self._heartbeat, name="plangate-heartbeat", daemon=True
         )
         self._beat.start()
-        workflow.bind(self.store, self.executor_id)
+        workflow.bind(self.store, self.executor_id, log)
         settings: DBOSConfig = {
             "name": "plangate",
             "system_database_url": system_database_url(self.url),
@@ -154,7 +160,7 @@ class Engine:
         return clean
 
     def _heartbeat(self) -> None:
-        while not self._stop.wait(HEARTBEAT_SECONDS):
+        while not self._stop.wait(self.heartbeat_seconds):
             self.beat()
 
     def beat(self, clock: Callable[[], float] = time.time) -> bool:
@@ -295,12 +301,12 @@ class Engine:
     ) -> None:
         """Take runs from the queue until ``stop`` is set (or, with ``until_idle``, until
         none is left to take here), resuming the runs of processes that are gone."""
-        self.launch(listen=True, concurrency=concurrency or DEFAULT_CONCURRENCY)
+        self.launch(listen=True, concurrency=concurrency or DEFAULT_CONCURRENCY, log=log)
         stop = stop or threading.Event()
         idle = 0
         last_recovery = 0.0
         while not stop.is_set():
-            if time.monotonic() - last_recovery > HEARTBEAT_SECONDS:
+            if time.monotonic() - last_recovery > self.heartbeat_seconds:
                 last_recovery = time.monotonic()
                 recovered = self.recover()
                 if recovered and log is not None:

@@ -10,12 +10,12 @@ one entry a turn; :func:`path`).
 from __future__ import annotations
 
 import os
-import socket
 import traceback
 from datetime import UTC, datetime
 from pathlib import Path
 
 from plangate.locations import state_root
+from plangate.runs.host import host_name
 from plangate.runs.model import RunRecord
 
 LOG_NAME = "errors.log"
@@ -80,7 +80,7 @@ def write(log: Path, run_id: str, turn: int, error: str, trace: str) -> str:
     """Append an entry to ``log``; its path, or why it could not be written."""
     stamp = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
     entry = (
-        f"== {stamp} run {run_id} turn {turn} on {socket.gethostname()} "
+        f"== {stamp} run {run_id} turn {turn} on {host_name()} "
         f"(process {os.getpid()})\n{error}\n\n{trace.rstrip()}\n\n"
     )
     try:

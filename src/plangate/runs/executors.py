@@ -3,14 +3,20 @@ turns of those that are gone back on the queue.
 
 Every process that carries turns (a foreground ``plangate run`` or ``reply``, a worker) has a
 DBOS executor id of its own and a row in the ``executors`` table that its heartbeat renews
-every :data:`HEARTBEAT_SECONDS` (:class:`Heartbeat`). An executor is gone when it has no row,
+every :func:`heartbeat_seconds` (:class:`Heartbeat`). An executor is gone when it has no row,
 when it ran on this host and its process no longer exists
 (:func:`plangate.processes.pid_alive`: a zombie counts as gone), or when it ran on another
-host and its heartbeat is older than :data:`STALE_SECONDS` (:func:`dead_executors`). A
+host and its heartbeat is older than :func:`stale_seconds` (:func:`dead_executors`). A
 worker's :func:`recover` puts the pending turns of gone executors back on the runs queue,
 where a live worker takes each and resumes it after its last completed step.
 
-A heartbeat that fails is logged; once heartbeats have failed for :data:`STALE_SECONDS`, the
+The host is :func:`host_name`: ``$PLANGATE_WORKER_HOST`` when set (two workers on one machine
+that stand for two machines, or a container whose hostname is not stable), else the
+machine's hostname. The period is ``$PLANGATE_HEARTBEAT_SECONDS`` (default
+:data:`HEARTBEAT_SECONDS`); a process of another host is gone after :data:`STALE_BEATS`
+periods without a beat.
+
+A heartbeat that fails is logged; once heartbeats have failed for :func:`stale_seconds`, the
 runs the process carries get a notice (``plangate show``, ``plangate runs``, the viewer),
 since other workers may take them for gone.
 """
@@ -18,28 +24,72 @@ since other workers may take them for gone.
 from __future__ import annotations
 
 import logging
+import math
 import os
-import socket
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
+from plangate.errors import ConfigError
 from plangate.processes import pid_alive
 from plangate.runs import errorlog
+from plangate.runs.host import HOST_ENV as HOST_ENV
+from plangate.runs.host import host_name as host_name
 from plangate.runs.model import ACTIVE_STATES
 from plangate.runs.store import Store
 
 HEARTBEAT_SECONDS = 5.0
-STALE_SECONDS = 30.0
+STALE_BEATS = 6  # periods without a beat after which a process of another host is gone
+STALE_SECONDS = STALE_BEATS * HEARTBEAT_SECONDS  # with the default period: 30 s
+HEARTBEAT_ENV = "PLANGATE_HEARTBEAT_SECONDS"
 
 logger = logging.getLogger("plangate.runs")
 
 
-def dead_executors(store: Store, candidates: Sequence[str], *, me: str = "") -> list[str]:
+def heartbeat_seconds(environ: Mapping[str, str] | None = None) -> float:
+    """The heartbeat period: ``$PLANGATE_HEARTBEAT_SECONDS`` (0.1 to 600), else
+    :data:`HEARTBEAT_SECONDS`. Every process sharing a database must use the same one."""
+    env = os.environ if environ is None else environ
+    text = env.get(HEARTBEAT_ENV, "").strip()
+    if not text:
+        return HEARTBEAT_SECONDS
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0.1 <= value <= 600:
+        raise ConfigError(
+            f"{HEARTBEAT_ENV}={text!r} is not a number of seconds from 0.1 to 600",
+            f"set {HEARTBEAT_ENV} to a period such as 5 (the same in every worker), or unset it",
+        )
+    return value
+
+
+def stale_seconds(environ: Mapping[str, str] | None = None) -> float:
+    """How long a process of another host may go without a beat before it counts as gone."""
+    return STALE_BEATS * heartbeat_seconds(environ)
+
+
+def handover_seconds(environ: Mapping[str, str] | None = None) -> float:
+    """The documented bound on how long a run of a process killed on another host waits
+    before a live worker resumes it: the process counts as gone after :func:`stale_seconds`,
+    and a worker looks for gone processes once a period; one more period covers its queue
+    poll and the start of the turn. With the default period, 40 s."""
+    return stale_seconds(environ) + 2 * heartbeat_seconds(environ)
+
+
+def dead_executors(
+    store: Store,
+    candidates: Sequence[str],
+    *,
+    me: str = "",
+    clock: Callable[[], float] = time.time,
+) -> list[str]:
     """The executors among ``candidates`` that are gone: no heartbeat row; on this host, a
-    process that no longer exists; on another host, no heartbeat for :data:`STALE_SECONDS`."""
+    process that no longer exists; on another host, no heartbeat for :func:`stale_seconds`."""
     rows = {row[0]: row for row in store.executors()}
-    host = socket.gethostname()
-    clock = time.time()
+    host = host_name()
+    stale = stale_seconds()
+    now = clock()
     dead = []
     for executor in sorted(set(candidates)):
         if not executor or executor == me:
@@ -51,9 +101,9 @@ def dead_executors(store: Store, candidates: Sequence[str], *, me: str = "") -> 
         _id, row_host, pid, _role, seen_at = row
         if row_host == host:
             # Here the process table decides; a long silence covers a reused process id.
-            gone = not pid_alive(pid) or clock - seen_at > 10 * STALE_SECONDS
+            gone = not pid_alive(pid) or now - seen_at > 10 * stale
         else:
-            gone = clock - seen_at > STALE_SECONDS
+            gone = now - seen_at > stale
         if gone:
             dead.append(executor)
     return dead
@@ -138,14 +188,14 @@ class Heartbeat:
         """Record this process's heartbeat; whether it was recorded.
 
         A beat that fails is logged (the first with its traceback) and tried again at the
-        next one. Once beats have failed for :data:`STALE_SECONDS`, other processes may take
+        next one. Once beats have failed for :func:`stale_seconds`, other processes may take
         this one for gone and resume its runs, so each run it carries gets a notice (shown by
         ``plangate show``, ``plangate runs`` and the viewer), cleared when a beat is recorded
         again.
         """
         when = clock()
         try:
-            self.store.heartbeat(self.executor_id, socket.gethostname(), os.getpid(), role, when)
+            self.store.heartbeat(self.executor_id, host_name(), os.getpid(), role, when)
         except Exception as error:
             self._beats_failed += 1
             if self._failing_since is None:
@@ -154,7 +204,7 @@ class Heartbeat:
                     "plangate: this process (%s) could not record its heartbeat; retrying "
                     "every %gs",
                     self.executor_id,
-                    HEARTBEAT_SECONDS,
+                    heartbeat_seconds(),
                     exc_info=True,
                 )
             else:
@@ -164,7 +214,7 @@ class Heartbeat:
                     when - self._failing_since,
                     errorlog.describe(error),
                 )
-            if not self._marked and when - self._failing_since >= STALE_SECONDS:
+            if not self._marked and when - self._failing_since >= stale_seconds():
                 self._marked = self._mark_carried(
                     f"this process ({self.executor_id}) has not recorded its heartbeat for "
                     f"{when - self._failing_since:.0f}s ({errorlog.describe(error)}); another "

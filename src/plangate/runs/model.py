@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from plangate import markdown
+from plangate.failures import Failure as Failure
+from plangate.failures import FailureKind as FailureKind
 
-FailureKind = Literal["check", "gate", "escalation", "review"]
 RunState = Literal["queued", "running", "checking", "replanning", "waiting", "done", "errored"]
 Trigger = Literal["initial", "check", "gate", "escalation"]
 
@@ -31,20 +32,6 @@ ENDED_STATES: tuple[RunState, ...] = ("waiting", "done", "errored")
 """The states a turn ends in; a reply starts the next turn from any of them."""
 ACTIVE_STATES: tuple[RunState, ...] = ("queued", "running", "checking", "replanning")
 """The states of a turn not yet ended: queued, or carried by a process."""
-
-
-@dataclass(frozen=True, slots=True)
-class Failure:
-    """One failure of a round: a declared check, the evidence gate, an escalation, a review.
-
-    ``summary`` is one line (``check `pytest -q` failed (exit 1)``, ``AC2 has no evidence``,
-    ``step 2 needs `src/x.py`, which the plan does not name``). ``output_tail`` is the end
-    of a check's output (the last 40 lines, at most 4 KiB), empty for the other kinds.
-    """
-
-    kind: FailureKind
-    summary: str
-    output_tail: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +98,14 @@ class StepRecord:
     escalation: str | None = None
     evidence: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
+    @property
+    def outcome(self) -> Literal["done", "no_changes", "escalated"]:
+        """What became of the step as people are told it: a step carried out that changed
+        no file is ``no_changes``, never plainly ``done`` (it still got its empty commit)."""
+        if self.status == "done" and not self.changed_files:
+            return "no_changes"
+        return self.status
+
 
 @dataclass(frozen=True, slots=True)
 class CheckRecord:
@@ -174,4 +169,6 @@ class RunRecord:
     executor: str | None = None
     errored: Errored | None = None
     notice: str | None = None  # a problem the process carrying it reports (its heartbeat)
+    carried_by: str | None = None  # the executor carrying it, or that carried it last
+    host: str | None = None  # carried_by's host
     extra: dict[str, str] = field(default_factory=dict)

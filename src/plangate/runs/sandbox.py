@@ -20,6 +20,12 @@ KEY_TRAILER = "Plangate-Key"
 DIFF_LIMIT = 200_000  # characters of diff given to the planner and the reviewer
 GIT_TIMEOUT_SECONDS = 300  # one git command; a hung one (a lock, a filter) ends the stage
 _IDENTITY = ("-c", "user.name=plangate run", "-c", "user.email=plangate@localhost")
+COMMIT_IDENTITY = {
+    "GIT_AUTHOR_NAME": "plangate run",
+    "GIT_AUTHOR_EMAIL": "plangate@localhost",
+    "GIT_COMMITTER_NAME": "plangate run",
+    "GIT_COMMITTER_EMAIL": "plangate@localhost",
+}
 _QUIET = ("-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null")
 _REMEDY = "look at the run's worktree with git, or start a new run"
 
@@ -32,6 +38,8 @@ def _env() -> dict[str, str]:
     }
     env["GIT_TERMINAL_PROMPT"] = "0"
     env["LC_ALL"] = "C"
+    # One identity for step commits on every worker: these variables would beat _IDENTITY.
+    env.update(COMMIT_IDENTITY)
     return env
 
 
@@ -41,6 +49,12 @@ def _run_git(cwd: Path | str, args: tuple[str, ...], input: str | None = None) -
             ["git", *args], cwd=cwd, env=_env(), input=input, timeout=GIT_TIMEOUT_SECONDS
         )
     except FileNotFoundError:
+        if not Path(cwd).is_dir():  # the folder is missing, not git
+            raise GitError(
+                f"the folder {cwd} does not exist on this host",
+                "every worker must see a run's repository and worktree at the same paths "
+                "(docs/runs-design.md, Workers on several machines)",
+            ) from None
         raise GitError("git is not installed", "install git and run again") from None
     except OSError as error:
         raise GitError(f"cannot run git in {cwd}: {error}", _REMEDY) from error

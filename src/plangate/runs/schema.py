@@ -6,8 +6,8 @@ moves it (and DBOS's system tables, in schema ``dbos``) onto PostgreSQL. Tables:
 
 =============  ================================================================================
 ``runs``       one row per run: where it works, its settings, state, turn, attempts, waiting
-               (reason, detail), errored (error, log), notice, and the plan's approval (JSON,
-               :mod:`plangate.runs.approval`)
+               (reason, detail), errored (error, log), notice, who carries it (executor id and
+               host), and the plan's approval (JSON, :mod:`plangate.runs.approval`)
 ``versions``   every plan version the run had or was offered, accepted or refused, and why
 ``steps``      every step the agent carried out or escalated, with its commit and files
 ``failures``   every failure of a round (check, gate, escalation, review), one line each
@@ -64,7 +64,9 @@ runs = sa.Table(
     sa.Column("waiting_reason", sa.Text),
     sa.Column("waiting_detail", sa.Text),
     sa.Column("last_message", sa.Text),
-    sa.Column("executor", sa.Text),
+    sa.Column("executor", sa.Text),  # the process carrying the run now (none between turns)
+    sa.Column("carried_by", sa.Text),  # the process carrying it, or that carried it last
+    sa.Column("host", sa.Text),  # carried_by's host (plangate.runs.host)
     sa.Column("error", sa.Text),
     sa.Column("error_log", sa.Text),
     sa.Column("notice", sa.Text),

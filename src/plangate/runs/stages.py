@@ -22,12 +22,13 @@ from plangate.plan.model import Check, Plan, Step
 from plangate.plan.render import render_plan
 from plangate.runs import checks, evidence, isolation, sandbox
 from plangate.runs.context import (
-    CONTEXT,
     StepResult,
     TurnStart,
     attempt_key,
     carried,
+    carrier_values,
     event,
+    missing_path,
     plan_of,
     set_state,
     store_,
@@ -44,6 +45,9 @@ def prepare(run_id: str, turn: int) -> TurnStart:
     run = store.run(run_id)
     if run is None:
         raise PlangateError(f"there is no run {run_id}", "see `plangate runs`")
+    missing = missing_path(run, store)
+    if missing is not None:  # before anything is made at a path this host does not share
+        raise missing
     worktree = Path(run.worktree)
     sandbox.create(run.repo, worktree, run.branch, run.base_commit)
     accepted = [v for v in store.versions(run_id) if v.accepted and v.number is not None]
@@ -65,8 +69,8 @@ def prepare(run_id: str, turn: int) -> TurnStart:
             conn,
             run_id,
             state="running",
-            executor=CONTEXT.executor_id,
             turn=turn,
+            **carrier_values(),
             **TURN_RESET,
         )
         if turn == 1:

@@ -100,18 +100,19 @@ class Store:
 
     # -- writing ------------------------------------------------------------------------
 
+    def _dialect_insert(self, table: sa.Table, values: dict[str, Any]) -> Any:
+        if self.is_sqlite:
+            return sqlite.insert(table).values(**values)
+        return postgresql.insert(table).values(**values)
+
     def _insert_ignore(
         self, conn: sa.Connection, table: sa.Table, values: dict[str, Any], keys: Sequence[str]
-    ) -> bool:
-        """Insert a row unless one with the same ``keys`` exists; whether it was inserted."""
-        statement: Any
-        if self.is_sqlite:
-            statement = sqlite.insert(table).values(**values)
-        else:
-            statement = postgresql.insert(table).values(**values)
-        statement = statement.on_conflict_do_nothing(index_elements=list(keys))
-        result = conn.execute(statement)
-        return bool(result.rowcount)
+    ) -> None:
+        """Insert a row unless one with the same ``keys`` exists. (Whether it was inserted
+        cannot be read from the result: psycopg reports ``rowcount`` -1 for ``INSERT … ON
+        CONFLICT DO NOTHING``, so nothing here asks.)"""
+        statement = self._dialect_insert(table, values)
+        conn.execute(statement.on_conflict_do_nothing(index_elements=list(keys)))
 
     def insert_run(
         self, conn: sa.Connection, record: RunRecord, approval: str | None = None
@@ -218,24 +219,23 @@ class Store:
             self._insert_ignore(conn, failures, values, ("run_id", "turn", "attempt", "idx"))
 
     def heartbeat(self, executor_id: str, host: str, pid: int, role: str, seen_at: float) -> None:
+        """Record that ``executor_id`` is alive at ``seen_at``: its row inserted, or its
+        ``seen_at`` (and host, pid, role) brought up to date, in one upsert on every backend."""
+        values = {
+            "id": executor_id,
+            "host": host,
+            "pid": pid,
+            "role": role,
+            "started_at": now(),
+            "seen_at": seen_at,
+        }
+        statement = self._dialect_insert(executors, values)
+        statement = statement.on_conflict_do_update(
+            index_elements=["id"],
+            set_={"seen_at": seen_at, "host": host, "pid": pid, "role": role},
+        )
         with self.transaction() as conn:
-            inserted = self._insert_ignore(
-                conn,
-                executors,
-                {
-                    "id": executor_id,
-                    "host": host,
-                    "pid": pid,
-                    "role": role,
-                    "started_at": now(),
-                    "seen_at": seen_at,
-                },
-                ("id",),
-            )
-            if not inserted:
-                conn.execute(
-                    executors.update().where(executors.c.id == executor_id).values(seen_at=seen_at)
-                )
+            conn.execute(statement)
 
     def forget_executor(self, executor_id: str) -> None:
         with self.transaction() as conn:

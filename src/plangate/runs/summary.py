@@ -72,7 +72,20 @@ def run_summary(run: RunRecord) -> dict[str, Any]:
         if run.errored is None
         else {"error": run.errored.error, "log": run.errored.log},
         "notice": run.notice,
+        "worker": run.carried_by,
+        "host": run.host,
+        "carried_now": run.executor is not None and run.state in ACTIVE_STATES,
     }
+
+
+def carrier_line(run: RunRecord) -> str | None:
+    """``carried by host-a-4121-9f3c2e on host-a`` (or ``last carried by``): who carries the
+    run, as ``plangate show`` and the viewer say it; ``None`` before any process took it."""
+    if run.carried_by is None:
+        return None
+    verb = "carried" if run.executor is not None and run.state in ACTIVE_STATES else "last carried"
+    where = f" on {run.host}" if run.host else ""
+    return f"{verb} by {run.carried_by}{where}"
 
 
 def errored_error(run: RunRecord) -> RunErroredError:

@@ -24,6 +24,7 @@ from plangate.runs.context import ReplanResult as ReplanResult
 from plangate.runs.context import StepResult as StepResult
 from plangate.runs.context import TurnStart as TurnStart
 from plangate.runs.context import bind as bind
+from plangate.runs.context import take
 from plangate.runs.endings import errored, finish, replan, spend, wait
 from plangate.runs.model import CheckRecord, Failure
 from plangate.runs.stages import carry_out, prepare, review, run_checks, run_gate
@@ -53,6 +54,7 @@ def run_turn(run_id: str, turn: int) -> str:
     other exception is a bug: its traceback goes to the run's log and the run is ``errored``.
     """
     try:
+        take(run_id, turn)
         return _turn(run_id, turn)
     except RUN_STAGE_ERRORS as error:
         wait(run_id, turn, attempts.REASON_ERROR, _clip(str(error)), kind="stopped")

@@ -25,7 +25,7 @@ from plangate.runs.model import (
     RunRecord,
     VersionRecord,
 )
-from plangate.runs.summary import attempts_by_turn, attempts_line
+from plangate.runs.summary import attempts_by_turn, attempts_line, carrier_line
 from plangate.web.queries import Reader, interrupted
 
 Data = dict[str, Any]
@@ -150,6 +150,9 @@ def run_summary(run: RunRecord, *, versions: int, is_interrupted: bool) -> Data:
         "waiting": waiting,
         "errored": errored,
         "notice": run.notice if run.state in ACTIVE_STATES else None,
+        "worker": run.carried_by,
+        "host": run.host,
+        "carrier": carrier_line(run),
         "can_reply": run.state in ENDED_STATES,
         "url": run_url(run.id),
         "json_url": run_url(run.id) + ".json",

@@ -49,7 +49,7 @@ def _status(
     first_open: int | None,
 ) -> str:
     if done is not None and done.version <= number:
-        return "done" if done.changed_files else "no_changes"
+        return done.outcome
     if (number, step.number) in escalated:
         return "escalated"
     if number != run.version:
