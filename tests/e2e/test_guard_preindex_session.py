@@ -5,9 +5,10 @@ non-phase call; an ordinary Read no longer starts the guard at all, by its ``if`
 conditions) in a first turn. With the pre-index's threshold lowered to this small journal,
 that hook run starts the detached pre-index; once it has ended, the session is resumed
 with /autoplan, whose first phase entry (the CEO driver Read after init) finds the index it
-saved: its read goes on from it and appends a delta to the same file. Switched off, the same entry is a cold read,
-which writes the index's first snapshot. Both sessions' decisions are the same (each windowed
-decision also checked against the full one, as the guard scenarios do).
+saved: its read goes on from it and appends a delta to the same file. Switched off, the same
+entry is a cold read, which writes the index's first snapshot. Both sessions' decisions are
+the same (each windowed decision also checked against the full one, as the guard scenarios
+do).
 """
 
 from __future__ import annotations
