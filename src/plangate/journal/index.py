@@ -409,7 +409,9 @@ def _append_blobs(index_dir: str, session_id: str, index: Index) -> None:
     if not index.fresh and not index.restart:
         return
     flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if index.restart else os.O_APPEND)
-    descriptor = os.open(events_file(index_dir, session_id), flags | os.O_CLOEXEC, 0o600)
+    # Never through a symlink planted in its place: the open fails, and the save with it.
+    flags |= os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+    descriptor = os.open(events_file(index_dir, session_id), flags, 0o600)
     try:
         for blob in index.fresh:
             written = os.write(descriptor, blob)

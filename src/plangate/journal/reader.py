@@ -370,22 +370,21 @@ def _read_indexed(verdict: Verdict, reading: _Reading, index_dir: str) -> Verdic
         windowed = read_window(
             verdict, reading.fd, reading.tracker, reading.retained_max, saved, appended, bases
         )
-    if not windowed and not journal_index.read_blobs(index_dir, verdict.session_id, saved):
-        return _read_open(verdict, reading, True, None, index_dir)  # the events file is gone
-    if windowed:
-        pass
-    elif reading.select is None and not reading.full:
-        # Nothing to reload: the saved events are unpacked only if someone asks for them.
-        verdict.defer_events(saved.event_count + len(light), saved.blobs_reader(), light)
-        verdict.status = READY
-    else:
-        ordered = saved.owned_records() + appended
-        bases.update(saved.bases())
-        tracker = reading.tracker
-        if tracker is not None and saved.tracked is None:
-            saved.tracker_key = tracker.key
-            saved.tracked = tracker.fold(tracker.start(), 0, ordered, reloader(fd, bases))
-        _finish(verdict, reading, ordered, bases)
+    if not windowed:  # else the window's records were reloaded and the verdict filled in
+        if not journal_index.read_blobs(index_dir, verdict.session_id, saved):
+            return _read_open(verdict, reading, True, None, index_dir)  # the events file is gone
+        if reading.select is None and not reading.full:
+            # Nothing to reload: the saved events are unpacked only if someone asks for them.
+            verdict.defer_events(saved.event_count + len(light), saved.blobs_reader(), light)
+            verdict.status = READY
+        else:
+            ordered = saved.owned_records() + appended
+            bases.update(saved.bases())
+            tracker = reading.tracker
+            if tracker is not None and saved.tracked is None:
+                saved.tracker_key = tracker.key
+                saved.tracked = tracker.fold(tracker.start(), 0, ordered, reloader(fd, bases))
+            _finish(verdict, reading, ordered, bases)
     if found.complete and found.size > saved.boundary:
         tail = journal_index.tail_crc(fd, found.size)
         _save(index_dir, _Kept(verdict), saved, found, appended, light, tail)
