@@ -31,6 +31,7 @@ import zlib
 from plangate.files import remove_quietly
 from plangate.journal import frames
 from plangate.journal.chain import UNREACHABLE, Tip, tip_of
+from plangate.journal.compact import rider_crc
 from plangate.journal.events import Event
 from plangate.journal.joined import Joined
 from plangate.journal.longs import Longs
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Any
 
-FORMAT = 4
+FORMAT = 5
 """Bumped whenever what the reader derives from a record changes, so old indexes are ignored."""
 TAIL_BYTES = 64 * 1024
 SUFFIX = ".index"
@@ -84,6 +85,11 @@ _FIELDS = (
     "dropped",
     "tracker_key",
     "tracked",
+    "riders",
+    "rider_crcs",
+    "compact",
+    "last_id",
+    "tail_owner",
 )
 _ARRAYS = frozenset({"indices", "offsets", "lengths", "slots"})
 """Fields kept as :class:`~.longs.Longs` in memory and as their bytes on disk."""
@@ -136,6 +142,15 @@ class Index:
         self.dropped: dict[str, int] = {}
         self.tracker_key = ""
         self.tracked: Any = None  # a tracker's state (plangate.journal.window)
+        # The owned records' riders (plangate.journal.compact), and every rider's id digest
+        # (4 bytes each, in file order): an appended record must not share one.
+        self.riders = 0
+        self.rider_crcs = b""
+        # Whether the reads kept no object for event-less records; if so, the id of the last
+        # record read with one, and the owner a rider of it would ride on (or None).
+        self.compact = False
+        self.last_id: str | None = None
+        self.tail_owner: str | None = None
         self.fresh: list[bytes] = []
         self.restart = True
         self.loaded: list[bytes] | None = []
@@ -162,12 +177,14 @@ class Index:
         kept: list[Record],
         appended: list[Record],
         light: list[Event],
+        crcs: bytes = b"",
     ) -> bool:
         """Cover the journal up to ``boundary`` (a line boundary; ``crc`` of every byte
         before it, ``tail`` of its last :data:`TAIL_BYTES`, :func:`tail_crc`): ``kept`` are
         the records read since the last boundary, ``appended`` those of them in the order,
-        ``light`` their events as numbered, before any reload. False (and nothing added)
-        when an id cannot be kept (it holds the separator)."""
+        ``light`` their events as numbered, before any reload, ``crcs`` the digests of the
+        riders read (:attr:`.compact.Compactor.crcs`). False (and nothing added) when an id
+        cannot be kept (it holds the separator)."""
         if any(SEPARATOR in (record.uuid or "") for record in appended):
             return False
         self.boundary = boundary
@@ -184,6 +201,8 @@ class Index:
         self.lengths.extend([record.length for record in appended])
         self.slots.extend(slots)
         self.slots_total += sum(slots)
+        self.riders += sum(record.tail for record in appended)
+        self.rider_crcs += crcs
         # every owned record has an id
         self.ids += "".join((record.uuid or "") + SEPARATOR for record in appended)
         if light:
@@ -352,6 +371,24 @@ def read_blobs(index_dir: str, session_id: str, index: Index) -> bool:
         return False
     index.loaded = loaded
     return True
+
+
+def rider_clash(index: Index, kept: list[Record], crcs: bytes) -> bool:
+    """Whether a record read since the index (``kept``, and the riders of ``crcs``) may
+    share its id with a saved rider (a digest matches): then only a full read can tell."""
+    saved = index.rider_crcs
+    if not saved:
+        return False
+    wanted = {rider_crc(record.uuid) for record in kept if record.uuid is not None}
+    wanted.update(int.from_bytes(crcs[at : at + 4], "little") for at in range(0, len(crcs), 4))
+    for crc in wanted:
+        needle = crc.to_bytes(4, "little")
+        found = saved.find(needle)
+        while found >= 0:
+            if not found % 4:
+                return True
+            found = saved.find(needle, found + 1)
+    return False
 
 
 def tail_matches(fd: int, index: Index) -> bool:

@@ -14,11 +14,12 @@ import zlib
 from plangate import jsonio
 from plangate.journal import codes
 from plangate.journal.building import EventBuilder
+from plangate.journal.compact import Compactor, Foreign
 from plangate.journal.records import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Container
 
     Decoder = Callable[[bytes | memoryview, bool], object]
     """A compiled parser: a line (bytes, or a view of a read) and whether it is known ASCII."""
@@ -65,6 +66,7 @@ class Scan:
         "stray",
         "foreign_uuids",
         "fast",
+        "compactor",
     )
 
     def __init__(self) -> None:
@@ -77,8 +79,15 @@ class Scan:
         self.first_version_agent = False
         self.skipped = 0
         self.stray: dict[str, str] = {}
-        self.foreign_uuids: set[str] = set()
+        # Other sessions' ids: a set, or hashes when compact (a yes then raises Uncompacted).
+        self.foreign_uuids: set[str] | Foreign = set()
         self.fast: Decoder | None = None
+        self.compactor: Compactor | None = None
+
+    @property
+    def counted(self) -> int:
+        """Kept records that are not in :attr:`records` (:mod:`.compact`)."""
+        return self.compactor.counted if self.compactor is not None else 0
 
 
 def scan(
@@ -93,13 +102,23 @@ def scan(
     start_line: int = 0,
     start_digest: int = 0,
     fast: Decoder | None = None,
+    compact: bool = False,
+    known: Container[str] = (),
+    last: str | None = None,
+    owner: Record | None = None,
 ) -> Scan:
     """Index every record of ``[start, size)`` whose session is ``session_id`` (any when
     None). A scan that goes on from a saved index starts at a line boundary, with the line
-    count and the digest of the bytes before it."""
+    count and the digest of the bytes before it. ``compact`` keeps no object for event-less
+    records (:mod:`.compact`; its :class:`~.compact.Uncompacted` means: scan again without);
+    ``known`` are the ids of the saved index it goes on from, which no rider may have,
+    ``last`` its last record's id and ``owner`` what that record rides on."""
     result = Scan()
     result.size = size
     result.fast = fast
+    if compact:
+        result.compactor = Compactor(known, last, owner)
+        result.foreign_uuids = Foreign()
     digest = start_digest
     position = start
     carry = b""
@@ -183,6 +202,8 @@ def scan(
         raise ScanRefusal(
             codes.TOO_LARGE, "one journal record is over the record limit", record_bytes=oversized
         )
+    if result.compactor is not None:
+        result.compactor.check()
     result.complete = not carry
     result.lines = line_index
     result.prefix = Prefix(size, _hex(digest))
@@ -231,6 +252,9 @@ def _line(
         if isinstance(uuid, str):
             result.foreign_uuids.add(uuid)
         return
+    compactor = result.compactor
+    if compactor is not None and compactor.take_raw(raw, index, result):
+        return  # an event-less record that rides on the one before: no object
     record = Record(index, offset, len(line), raw)
     if record.agent or (record.sidechain and not record.metadata):
         _note_stray(raw, result, "a subagent record")
@@ -241,6 +265,8 @@ def _line(
         result.first_version = record.version
         result.first_version_agent = record.agent
     record.events, record.slots = builder.build(raw, record, 0)
+    if compactor is not None and compactor.take(record):
+        return
     result.records.append(record)
 
 
