@@ -131,7 +131,10 @@ class Foreign:
 
 def rider_crc(uuid: str) -> int:
     """The 32-bit digest of a rider's id that a journal index keeps (:mod:`.index`)."""
-    return zlib.crc32(uuid.encode("utf-8", "surrogatepass"))
+    return _crc32(uuid.encode("utf-8", "surrogatepass"))
+
+
+_crc32 = zlib.crc32
 
 
 class Compactor:
@@ -259,7 +262,7 @@ class Compactor:
             return False
         if not self.riders.add(uuid):
             raise Uncompacted("two records may share an id")
-        self.crcs += rider_crc(uuid).to_bytes(4, "little")
+        self.crcs += _crc32(uuid.encode("utf-8", "surrogatepass")).to_bytes(4, "little")
         owner.tail += 1
         if owner.tail == 1:
             owner.tail_first = index

@@ -33,7 +33,7 @@ from plangate.journal import frames
 from plangate.journal.chain import UNREACHABLE, Tip, tip_of
 from plangate.journal.compact import rider_crc
 from plangate.journal.events import Event
-from plangate.journal.joined import Joined
+from plangate.journal.joined import SEARCHES, Joined
 from plangate.journal.longs import Longs
 from plangate.journal.packing import pack, unpack
 from plangate.journal.records import Record
@@ -290,17 +290,27 @@ class Placed:
     :func:`plangate.journal.order.extend_order` asks about them; with ``others`` (the ids
     of the index's other records) it answers for every id the journal holds."""
 
-    __slots__ = ("index", "added", "others")
+    __slots__ = ("index", "added", "others", "searches", "owned")
 
     def __init__(self, index: Index, others: Iterable[str] = ()) -> None:
         self.index = index
         self.added: set[str] = set()
         self.others = set(others)
+        self.searches = 0
+        self.owned: set[str] | None = None
 
     def __contains__(self, uuid: object) -> bool:
         if not isinstance(uuid, str):
             return False
-        return uuid in self.added or uuid in self.others or self.index.knows(uuid)
+        if uuid in self.added or uuid in self.others:
+            return True
+        if self.owned is None:
+            self.searches += 1
+            if self.searches <= SEARCHES:
+                return self.index.knows(uuid)
+            # Many questions (a run of appended progress records asks one each): a set.
+            self.owned = set(self.index.ids_from(0))
+        return uuid in self.owned
 
     def add(self, uuid: str) -> None:
         self.added.add(uuid)

@@ -221,6 +221,7 @@ def _read_whole(
             record_max=reading.record_max,
             fast=fast_parser(size),
             compact=compact,
+            only_session=None if layout or not compact else verdict.session_id,
         )
     except ScanRefusal as refusal:
         verdict.record_bytes = refusal.record_bytes

@@ -15,7 +15,7 @@ from plangate import jsonio
 from plangate.journal import codes
 from plangate.journal.building import EventBuilder
 from plangate.journal.compact import Compactor, Foreign
-from plangate.journal.records import Record
+from plangate.journal.records import Record, valid_version
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -106,13 +106,16 @@ def scan(
     known: Container[str] = (),
     last: str | None = None,
     owner: Record | None = None,
+    only_session: str | None = None,
 ) -> Scan:
     """Index every record of ``[start, size)`` whose session is ``session_id`` (any when
     None). A scan that goes on from a saved index starts at a line boundary, with the line
     count and the digest of the bytes before it. ``compact`` keeps no object for event-less
     records (:mod:`.compact`; its :class:`~.compact.Uncompacted` means: scan again without);
     ``known`` are the ids of the saved index it goes on from, which no rider may have,
-    ``last`` its last record's id and ``owner`` what that record rides on."""
+    ``last`` its last record's id and ``owner`` what that record rides on. ``only_session``
+    (a read that keeps one session's records afterwards) leaves the others out at once,
+    noting only their version, where ``session_id`` would also note them as foreign."""
     result = Scan()
     result.size = size
     result.fast = fast
@@ -168,7 +171,17 @@ def scan(
                     carry += chunk
                 continue
             line = carry + chunk[:newline]
-            _line(line, carry_start, line_index, result, session_id, builder, record_max, False)
+            _line(
+                line,
+                carry_start,
+                line_index,
+                result,
+                session_id,
+                builder,
+                record_max,
+                False,
+                only_session,
+            )
             line_index += 1
             carry = b""
             start = newline + 1
@@ -186,6 +199,7 @@ def scan(
                     builder,
                     record_max,
                     ascii,
+                    only_session,
                 )
             line_index += 1
             start = newline + 1
@@ -235,6 +249,7 @@ def _line(
     builder: EventBuilder,
     record_max: int,
     ascii: bool,
+    only_session: str | None = None,
 ) -> None:
     """One line: ``ascii`` when it is known to be all ASCII (its whole read was)."""
     if len(line) > record_max:
@@ -252,6 +267,9 @@ def _line(
         if isinstance(uuid, str):
             result.foreign_uuids.add(uuid)
         return
+    if only_session is not None and record_session != only_session:
+        _note_version(raw, result)  # a read that filters afterwards would still see it
+        return
     compactor = result.compactor
     if compactor is not None and compactor.take_raw(raw, index, result):
         return  # an event-less record that rides on the one before: no object
@@ -268,6 +286,20 @@ def _line(
     if compactor is not None and compactor.take(record):
         return
     result.records.append(record)
+
+
+def _note_version(raw: dict[str, object], result: Scan) -> None:
+    """The version of a record left out, as :class:`Record` would take it."""
+    version = raw.get("version")
+    if result.first_version is not None and not result.first_version_agent:
+        return
+    if version is None or not valid_version(version):
+        return
+    agent_id = raw.get("agentId")
+    agent = agent_id is not None and agent_id != ""
+    if result.first_version is None or (result.first_version_agent and not agent):
+        result.first_version = version  # type: ignore[assignment]  # valid: a str
+        result.first_version_agent = agent
 
 
 def _note_stray(raw: dict[str, object], result: Scan, where: str) -> None:
