@@ -59,6 +59,7 @@ OPERATIONS = (
     "forward",
     "late",
     "stale_time",
+    "relative_cwd",
     "version",
     "queued",
 )
@@ -119,6 +120,8 @@ def build(steps: list[tuple[str, int, bool]]) -> tuple[Journal, list[str]]:
             record = journal.node("progress", {"data": {}}, parent=at, uuid=pending.pop())
         elif operation == "stale_time":
             record = journal.node("progress", {"data": {}}, parent=at, timestamp="yesterday")
+        elif operation == "relative_cwd":
+            record = journal.node("progress", {"data": {}}, parent=at, cwd="project")
         elif operation == "version":
             journal.version = f"2.1.{300 + pick % 40}"
         elif operation == "queued":
@@ -320,3 +323,106 @@ def test_hashed_ids_answer_maybe_for_every_id_added() -> None:
     assert ids.count == 5000
     assert sum(ids.maybe(f"other-{number}") for number in range(5000)) == 0
     assert not ids.maybe(7)
+
+
+FIELD_VALUES: dict[str, list[Any]] = {
+    "isSidechain": [False, True, None, "false", 0],
+    "sessionId": ["s1", "s2", None, 5],
+    "agentId": [None, "", "a1", 0],
+    "uuid": ["u-new", "", "has space", "u\nx", 7, "x" * 201],
+    "timestamp": ["2026-11-29T10:00:00.000Z", "yesterday", None, "２０２６-11-29T10:00:00.000Z"],
+    "cwd": ["/p", "p", None, "C:\\p", ""],
+    "type": ["progress", "attachment", "system", "user", None],
+    "subtype": [None, "compact_boundary", "stop_hook_summary"],
+    "data": [None, {"type": "bash_progress"}, {"hookEvent": "SessionStart"}, "x"],
+    "attachment": [
+        None,
+        {"type": "date"},
+        {"type": "queued_command", "prompt": "<task-notification>"},
+        {"type": "hook_success", "hookEvent": "SessionStart"},
+    ],
+    "message": [None, {"role": "user", "content": "x"}, "text"],
+    "version": [None, "2.1.332", "x", 3],
+    "logicalParentUuid": [None, "u-owner"],
+}
+
+
+RIDER = {
+    "parentUuid": "u-owner",
+    "isSidechain": False,
+    "type": "progress",
+    "data": {"type": "bash_progress"},
+    "uuid": "u-new",
+    "timestamp": "2026-11-29T10:00:01.000Z",
+    "cwd": "/p",
+    "sessionId": "s1",
+    "version": "2.1.332",
+}
+
+
+@SETTINGS
+@given(
+    changed=st.dictionaries(
+        st.sampled_from(sorted(FIELD_VALUES)),
+        st.integers(0, 10),
+        max_size=3,
+    ),
+    removed=st.sets(st.sampled_from(sorted(RIDER)), max_size=2),
+    parent_null=st.booleans(),
+)
+def test_the_quick_rider_check_never_takes_what_the_record_would_not(
+    changed: dict[str, int], removed: set[str], parent_null: bool
+) -> None:
+    """:meth:`Compactor.take_raw` decides on the raw line; whatever it takes, the judgement
+    of the whole :class:`Record` (and its events) must take too. The lines start from a
+    rider that both take, with fields changed or removed."""
+    chosen = {
+        key: FIELD_VALUES[key][pick % len(FIELD_VALUES[key])] for key, pick in changed.items()
+    }
+    rider = {key: value for key, value in RIDER.items() if key not in removed}
+    if parent_null:
+        rider["parentUuid"] = None
+    assert check_rider({**rider, **chosen}) is not None
+
+
+def test_the_quick_rider_check_takes_a_plain_progress_record() -> None:
+    assert check_rider(dict(RIDER)) is True
+
+
+def check_rider(raw: dict[str, Any]) -> bool:
+    """Whether the quick check took ``raw``, having asserted that the full one would too."""
+    from plangate.journal.compact import Compactor
+
+    owner_raw = {
+        "uuid": "u-owner",
+        "parentUuid": None,
+        "isSidechain": False,
+        "cwd": "/p",
+        "sessionId": "s1",
+        "timestamp": "2026-11-29T10:00:00.000Z",
+        "type": "progress",
+    }
+    builder = EventBuilder(full=False)
+
+    def compactor() -> Compactor:
+        found = Compactor()
+        owner = Record(0, 0, 1, owner_raw)
+        owner.events, owner.slots = builder.build(owner_raw, owner, 0)
+        assert not found.take(owner) and owner.node
+        return found
+
+    quick = compactor()
+    taken = quick.take_raw(raw, 1, scan_result())
+    slow = compactor()
+    record = Record(1, 0, 1, raw)
+    record.events, record.slots = builder.build(raw, record, 0)
+    if taken:
+        assert slow.take(record), raw
+        assert quick.counted == slow.counted == 1
+    return taken
+
+
+def scan_result() -> Any:
+    from plangate.journal.scan import Scan
+
+    return Scan()

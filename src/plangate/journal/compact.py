@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from plangate.journal.scan import Scan
 
 _MASK = (1 << 64) - 1
+_NO_FOLDER = object()
 _START_SLOTS = 1 << 10
 
 
@@ -172,7 +173,7 @@ class Compactor:
         self.last = last  # the id of the last kept record that has one
         self.owner = owner  # the owner a rider of ``last`` would ride on
         self.seeded = owner  # the stand-in, whose riders the index adds to its own
-        self.cwd: object = None  # the last folder found to be an absolute path
+        self.cwd: object = _NO_FOLDER  # the last folder found to be an absolute path
         self.orphans: list[Record] = []  # kept records whose parent no kept record had yet
 
     def take(self, record: Record) -> bool:
