@@ -126,9 +126,6 @@ class Foreign:
             raise Uncompacted("a record may hang from another session's record")
         return False
 
-    def __len__(self) -> int:
-        return self.ids.count
-
 
 def rider_crc(uuid: str) -> int:
     """The 32-bit digest of a rider's id that a journal index keeps (:mod:`.index`)."""
@@ -230,7 +227,8 @@ class Compactor:
         if owner is None:
             return False
         get = raw.get
-        if get("parentUuid") != self.last or "message" in raw:
+        last = self.last
+        if last is None or get("parentUuid") != last or "message" in raw:
             return False
         if get("isSidechain") is not False or get("sessionId") != owner.session_id:
             return False
