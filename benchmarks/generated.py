@@ -20,22 +20,35 @@ from benchmarks.corpus import MB, Corpus
 from benchmarks.synthetic import SyntheticJournal
 from plangate.locations import project_slug
 
-GENERATOR = "cc-2.1.332-synthetic/2"
+GENERATOR = "cc-2.1.332-synthetic/3"
 """Names the generator's output: change it whenever the journals it writes change."""
 APPEND_BYTES = 10_000
 
 
-class GeneratedJournal:
-    """One generated journal of ``size`` MB and where it lives, in ``root``."""
+def records_label(records: int) -> str:
+    """``1M records``, ``250k records``: the size column of a record-count journal."""
+    if records >= 1_000_000:
+        return f"{records / 1_000_000:g}M records"
+    return f"{records / 1000:g}k records" if records >= 1000 else f"{records} records"
 
-    def __init__(self, root: str, size: float) -> None:
+
+class GeneratedJournal:
+    """One generated journal of ``size`` MB and where it lives, in ``root``; with ``records``
+    instead, a journal of that many short event-less records (progress records streamed by
+    one long Bash call, :meth:`~benchmarks.synthetic.SyntheticJournal.progress_flood`)."""
+
+    def __init__(self, root: str, size: float, records: int = 0) -> None:
         self.size = size
-        self.label = f"{size * 1000:g} KB" if size < 1 else f"{size:g} MB"
-        self.folder = os.path.join(root, f"journal-{size:g}")
+        self.records = records
+        name = f"records-{records}" if records else f"{size:g}"
+        if records:
+            self.label = records_label(records)
+        else:
+            self.label = f"{size * 1000:g} KB" if size < 1 else f"{size:g} MB"
+        self.folder = os.path.join(root, f"journal-{name}")
         self.project = os.path.join(root, "project")
-        self.session = str(
-            uuid.UUID(int=random.Random(f"session-{size}").getrandbits(128), version=4)
-        )
+        seed = f"session-records-{records}" if records else f"session-{size}"
+        self.session = str(uuid.UUID(int=random.Random(seed).getrandbits(128), version=4))
         self.config = os.path.join(self.folder, "config")
         self.path = self.path_in(self.config)
         self.meta_path = os.path.join(self.folder, "meta.json")
@@ -49,6 +62,7 @@ class GeneratedJournal:
             "generator": GENERATOR,
             "python": sys.version.split()[0],
             "size": self.size,
+            "records": self.records,
             "project": self.project,
             "session": self.session,
         }
@@ -67,7 +81,7 @@ class GeneratedJournal:
         shutil.rmtree(self.folder, ignore_errors=True)
         os.makedirs(os.path.dirname(self.path))
         corpus = corpus_factory()
-        rng = random.Random(f"{GENERATOR}-{self.size}")
+        rng = random.Random(f"{GENERATOR}-{self.size}-{self.records}")
         target = int(self.size * MB)
         with open(self.path, "wb", buffering=1 << 20) as out:
             writer = SyntheticJournal(
@@ -78,7 +92,10 @@ class GeneratedJournal:
                 self.project,
                 max_file=min(MB, max(12_000, target // 8)),
             )
-            writer.generate(target)
+            if self.records:
+                writer.progress_flood(self.records)
+            else:
+                writer.generate(target)
         meta = self.expected_meta()
         meta.update(
             {

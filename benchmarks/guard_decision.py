@@ -267,8 +267,8 @@ class GuardBench(jd.Bench):
         self.outputs.setdefault(path, text)
         return sample
 
-    def measure(self, size: float) -> None:
-        journal = GeneratedJournal(self.workdir, size)
+    def measure(self, size: float, records: int = 0) -> None:
+        journal = GeneratedJournal(self.workdir, size, records)
         started = time.perf_counter()
         if journal.ensure(self.corpus, self.regenerate):
             log(
@@ -364,7 +364,7 @@ class GuardBench(jd.Bench):
             self.floor(naive, naive_argv, peak=True)
             add(cold("cold-peak", peak=True))
 
-        rounds = self.repeat * (4 if size <= 1 else 1)
+        rounds = self.repeat * (4 if size <= 1 and not records else 1)
         for round_ in range(rounds):
             log(f"{label}: round {round_ + 1}/{rounds}")
             self.start_up()
@@ -531,10 +531,13 @@ class GuardBench(jd.Bench):
 
     # -- profile ----------------------------------------------------------------------------
 
-    def profile(self, size: float, sort: str, top: int, after_append: bool) -> None:
+    def profile(
+        self, size: float, sort: str, top: int, after_append: bool, records: int = 0
+    ) -> None:
         """cProfile of one hook run in-process, per decision path, printed to stderr; with
-        ``after_append``, of a run after an earlier one and a ~10 KB append."""
-        journal = GeneratedJournal(self.workdir, size)
+        ``after_append``, of a run after an earlier one and a ~10 KB append; with
+        ``records``, on that record-count journal instead of ``size``."""
+        journal = GeneratedJournal(self.workdir, size, records)
         journal.ensure(self.corpus, self.regenerate)
         for path in ("journal", "payload"):
             session = self.session(journal, f"profile-{path}")
@@ -581,12 +584,19 @@ def main(argv: list[str] | None = None) -> int:
         type=float,
         metavar="MB",
         help="instead of the table, cProfile one in-process hook run per decision path on "
-        "a journal of this size (stderr)",
+        "a journal of this size (stderr; 0 with --profile-records)",
     )
     parser.add_argument(
         "--profile-append",
         action="store_true",
         help="profile the run after an earlier hook run and a ~10 KB append, not a cold one",
+    )
+    parser.add_argument(
+        "--profile-records",
+        type=int,
+        default=0,
+        metavar="N",
+        help="profile the journal of N short event-less records instead",
     )
     parser.add_argument("--profile-sort", default="cumulative", help="pstats sort key")
     parser.add_argument("--profile-top", type=int, default=40, help="pstats rows")
@@ -600,9 +610,15 @@ def main(argv: list[str] | None = None) -> int:
     install = Installation(workdir, python, base_env)
     bench = GuardBench(install, workdir, args.repeat, args.regenerate, not args.no_reader)
     if args.profile is not None:
-        bench.profile(args.profile, args.profile_sort, args.profile_top, args.profile_append)
+        bench.profile(
+            args.profile,
+            args.profile_sort,
+            args.profile_top,
+            args.profile_append,
+            args.profile_records,
+        )
     else:
-        bench.report(args.sizes, args.json)
+        bench.report(args.sizes, args.json, tuple(args.records))
     return 0
 
 

@@ -53,10 +53,13 @@ from benchmarks.timing import (
 )
 from plangate import deferred
 from plangate.hook_registry import hook_command
+from plangate.hooks.pre_tool_use import DEFAULT_DEADLINE_MS
 from plangate.journal import index as journal_index
 
 SETTLE_S = 30.0
 """How long a run's deferred index save is waited for."""
+GUARD_DEADLINE_MS = DEFAULT_DEADLINE_MS
+"""Issue 24's bound for a record-count journal: decided within the guard's default deadline."""
 NAIVE_SCRIPT = """\
 import json, sys
 with open(sys.argv[1], "rb") as handle:
@@ -181,8 +184,9 @@ class Bench:
         parse_floors(self.python, journal.path, self.base_env, cases, journal.label)
         return list(cases.values())
 
-    def measure(self, size: float) -> None:
-        journal = GeneratedJournal(self.workdir, size)
+    def measure(self, size: float, records: int = 0) -> None:
+        """Every case on the journal of ``size`` MB, or of ``records`` records."""
+        journal = GeneratedJournal(self.workdir, size, records)
         started = time.perf_counter()
         if journal.ensure(self.corpus, self.regenerate):
             log(
@@ -217,7 +221,7 @@ class Bench:
             shutil.rmtree(folder)
 
         # Runs of small journals are cheap: four times as many rounds steady their medians.
-        rounds = self.repeat * (4 if size <= 1 else 1)
+        rounds = self.repeat * (4 if size <= 1 and not records else 1)
         for round_ in range(rounds):
             log(f"{label}: round {round_ + 1}/{rounds}")
             self.start_up()
@@ -238,7 +242,7 @@ class Bench:
         added = []
         for round_ in range(self.repeat + (1 if self.peaks else 0)):
             state, written = append_records(
-                path, journal, state, f"append-{size}-{round_}", self.corpus()
+                path, journal, state, f"append-{journal.label}-{round_}", self.corpus()
             )
             added.append(written)
             appended.add(self.decide(journal, path, config, folder, peak=round_ == self.repeat)[0])
@@ -248,8 +252,9 @@ class Bench:
         self.cases += [cold, appended, cat, naive, *parsed]
         self.journals.append((journal, verdict))
 
-    def report(self, sizes: list[float], as_json: bool) -> None:
-        """Warm up, measure every size (and 100 KB), print the table or JSON."""
+    def report(self, sizes: list[float], as_json: bool, records: tuple[int, ...] = ()) -> None:
+        """Warm up, measure every size (and 100 KB) and every record count, print the table
+        or JSON."""
         started = time.perf_counter()
         for _ in range(2):  # warm-up
             self.start_up()
@@ -260,6 +265,8 @@ class Bench:
             self.start_up(peak=True)
         for size in sorted({0.1, *sizes}):
             self.measure(size)
+        for count in records:
+            self.measure(0, count)
         log(f"done in {time.perf_counter() - started:.0f} s")
         print(json.dumps(self.as_dict(), indent=1) if as_json else self.table())
 
@@ -404,6 +411,21 @@ def issue_targets(bench: Bench, paths: dict[str, str]) -> list[dict[str, Any]]:
         )
     big = [case for case in bench.cases if case.size == label(100)]
     out.append(peak_target("4:peak:100 MB", big, 64))
+    counted = sorted({case.size for case in bench.cases if case.size.endswith(" records")})
+    for size in counted:
+        cases = [case for case in bench.cases if case.size == size and "floor" not in case.name]
+        out.append(peak_target(f"6:peak:{size}", cases, 64, f"every {size} case"))
+        for path, prefix in paths.items():
+            out.append(
+                target(
+                    f"6:deadline:{path}:{size}",
+                    f"6. {path}, {size} cold within the guard's deadline "
+                    f"({GUARD_DEADLINE_MS // 1000} s, an upper bound)",
+                    bench.find(size, f"{prefix}, cold"),
+                    GUARD_DEADLINE_MS,
+                    GUARD_DEADLINE_MS,
+                )
+            )
     return out
 
 
@@ -417,12 +439,30 @@ def arguments(description: str, workdir_help: str, python_help: str) -> argparse
         help="journal sizes in MB (10^6 bytes), comma separated; a 100 KB "
         "journal is always added for the start-up target (default 1,10,100)",
     )
+    parser.add_argument(
+        "--records",
+        type=parse_counts,
+        default=[1_000_000],
+        help="record counts of the journals of short event-less records, comma separated; "
+        "0 for none (default 1000000)",
+    )
     parser.add_argument("--repeat", type=int, default=5, help="timed runs per case (default 5)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
     parser.add_argument("--workdir", help=workdir_help)
     parser.add_argument("--python", default=default_python(), help=python_help)
     parser.add_argument("--regenerate", action="store_true", help="ignore cached journals")
     return parser
+
+
+def parse_counts(text: str) -> list[int]:
+    """``--records``: positive record counts (0 alone for none)."""
+    try:
+        counts = sorted({int(part.replace("_", "")) for part in text.split(",") if part.strip()})
+    except ValueError:
+        raise argparse.ArgumentTypeError("record counts are whole numbers") from None
+    if any(count < 0 for count in counts):
+        raise argparse.ArgumentTypeError("record counts are not negative")
+    return [count for count in counts if count]
 
 
 def places(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[str, str]:
@@ -444,7 +484,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     workdir, python = places(parser, args)
-    Bench(python, workdir, args.repeat, args.regenerate).report(args.sizes, args.json)
+    Bench(python, workdir, args.repeat, args.regenerate).report(
+        args.sizes, args.json, tuple(args.records)
+    )
     return 0
 
 

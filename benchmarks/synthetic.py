@@ -13,6 +13,7 @@ parallel tool calls, stop-hook summaries, and the metadata lines without uuid be
 
 from __future__ import annotations
 
+import json
 import random
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -439,6 +440,45 @@ class SyntheticJournal(Journal):
                 if cycle == 0 or rng.random() < 0.02:
                     self.prompt_snapshot(small=False)
             self.end_turn()
+
+    def progress_flood(self, records: int) -> None:
+        """A first turn whose one Bash call streams ``records`` short progress records, each
+        hanging from the one before (the first from the call, the call's result from the
+        last, as Claude Code 2.1.3x hung results from progress records); ends after the
+        result, mid-turn. The progress lines are laid out here, not through the writer: a
+        million of them through it would take minutes."""
+        self.human_turn(first=True)
+        use_id = self.new_tool_use_id()
+        block = {
+            "type": "tool_use",
+            "id": use_id,
+            "name": "Bash",
+            "input": {"command": "make soak", "description": "Run the soak test"},
+        }
+        parent = self.call(block)
+        head = (
+            '{"parentUuid":"%s","isSidechain":false,"type":"progress",'
+            '"data":{"type":"bash_progress"},"uuid":"%s","timestamp":"%s","cwd":'
+            + json.dumps(self.cwd)
+            + ',"sessionId":"'
+            + self.session_id
+            + '"}\n'
+        )
+        for _ in range(records):
+            uuid_ = self.new_uuid()
+            self._emit((head % (parent, uuid_, self.now(1, 3))).encode())
+            parent = uuid_
+        self.leaf = parent
+        stdout = "soak: ok"
+        self.tool_result(
+            use_id,
+            stdout,
+            tool_use_result=bash_side_car(stdout),
+            fields={"sandboxed": False},
+            permission=ACCEPTED,
+            parent=parent,
+            timestamp=self.now(20, 3000),
+        )
 
     def append_cycle(self, budget: int) -> None:
         """About ``budget`` bytes: one Bash call and its result, continuing the chain."""

@@ -58,7 +58,7 @@ def _light(raw: dict[str, object], record: Record, keep_bytes: int) -> list[dict
 @pytest.mark.parametrize("path", FILES, ids=_rel)
 def test_decoding_through_the_table_is_the_projection_of_the_whole_line(path: Path) -> None:
     for keep_max, table in ((0, headers.LINE), (10**9, headers.KEPT_LINE)):
-        decode = headers.header_decoder(msgspec, keep_max=keep_max)
+        decode = headers.header_decoder(msgspec, keep_max=keep_max, plain_max=0)
         decoded = 0
         for line in _lines(path):
             whole = _whole(line)
@@ -103,7 +103,7 @@ def test_the_benchmark_journals_lines_read_the_same(tmp_path: Path) -> None:
     journal = GeneratedJournal(str(tmp_path), 1)
     journal.ensure(Corpus, regenerate=True)
     lines = _lines(Path(journal.path))
-    decode = headers.header_decoder(msgspec)
+    decode = headers.header_decoder(msgspec, plain_max=0)
     long_lines = [line for line in lines if len(line) > INPUT_KEEP_BYTES]
     assert len(long_lines) > 20
     for number, line in enumerate(lines):
@@ -157,7 +157,7 @@ def _tour() -> list[dict[str, object]]:
 
 
 def test_every_shape_the_journal_writer_knows_reads_the_same_padded_long() -> None:
-    decode = headers.header_decoder(msgspec)
+    decode = headers.header_decoder(msgspec, plain_max=0)
     queued: dict[str, object] = {
         "type": "attachment",
         "uuid": "q1",
@@ -185,7 +185,7 @@ def test_every_shape_the_journal_writer_knows_reads_the_same_padded_long() -> No
 def test_a_damaged_byte_in_a_skipped_value_is_malformed(length: int) -> None:
     """msgspec skips the values the table does not name without checking their UTF-8: the
     decoder checks the line first, and parse_line's verdict is the standard library's."""
-    fast = headers.header_decoder(msgspec)
+    fast = headers.header_decoder(msgspec, plain_max=0)
     table = headers.LINE if length > INPUT_KEEP_BYTES else headers.KEPT_LINE
     filler = "x" * length
     good = json.dumps({"type": "user", "toolUseResult": {"stdout": filler + "é"}}).encode()
@@ -260,3 +260,37 @@ def test_the_utf8_check_agrees_with_pythons_decoder(monkeypatch: pytest.MonkeyPa
         assert checked == valid, data
         outcomes[valid] += 1
     assert min(outcomes.values()) > 500  # both kinds were tried
+
+
+@pytest.mark.parametrize("path", FILES, ids=_rel)
+def test_short_lines_are_decoded_whole_as_the_standard_library_decodes_them(path: Path) -> None:
+    """Under :data:`~plangate.journal.headers.PLAIN_MAX_BYTES` the decoder gives the whole
+    line's dict (or raises, and the standard library judges the line); longer lines still go
+    through the table."""
+    decode = headers.header_decoder(msgspec)
+    short = long = 0
+    for line in _lines(path):
+        whole = _whole(line)
+        try:
+            value = decode(line, False)
+        except Exception:
+            continue
+        if len(line) < headers.PLAIN_MAX_BYTES:
+            short += 1
+            assert value == whole, line[:120]
+        else:
+            long += 1
+            table = headers.KEPT_LINE if len(line) <= INPUT_KEEP_BYTES else headers.LINE
+            assert value == headers.project(whole, table), line[:120]
+    assert short + long, "no line of the journal went through the decoder"
+
+
+@pytest.mark.parametrize("damage", [b"\xff", b"\xed\xa0\x80", b"\xc0\xaf", b"\xc3"])
+def test_a_damaged_byte_in_a_short_line_is_malformed(damage: bytes) -> None:
+    fast = headers.header_decoder(msgspec)
+    good = json.dumps({"type": "user", "extra": "é"}, ensure_ascii=False).encode()
+    assert len(good) < headers.PLAIN_MAX_BYTES
+    line = good.replace("é".encode(), damage)
+    with pytest.raises(ScanRefusal) as refused:
+        parse_line(line, 2, fast)
+    assert (refused.value.reason, refused.value.detail) == (codes.MALFORMED, "line 3 is not UTF-8")

@@ -379,3 +379,28 @@ def test_each_read_that_appends_adds_a_frame_not_the_whole_index(
         growing.compare()
         grew = saved.stat().st_size - before
         assert 0 < grew < before, (round_, before, grew)
+
+
+@pytest.mark.parametrize("name", ["events", "index"])
+def test_a_symlink_planted_for_an_index_file_leaves_its_target_unchanged(
+    journal: Journal, config_dir: Path, tmp_path: Path, name: str
+) -> None:
+    """The agent can write in the state root: a link in place of ``<session>.events`` (opened
+    to append, or to start anew) or of ``<session>.index`` (appended to) is never written
+    through. The save fails, and the next read only reads in full."""
+    growing = first_turn(journal, config_dir, tmp_path)
+    if name == "events":
+        planted = Path(journal_index.events_file(growing.index_dir, journal.session_id))
+    else:
+        planted = Path(journal_index.index_file(growing.index_dir, journal.session_id))
+    # The target holds what the file held: a read through the link finds a usable index.
+    target = tmp_path / "outside.bin"
+    target.write_bytes(planted.read_bytes())
+    before = target.read_bytes()
+    planted.unlink()
+    planted.symlink_to(target)
+    for command in ("pwd", "ls x"):
+        bash(journal, command, "out")
+        growing.append(journal.to_bytes()[growing.path.stat().st_size :])
+        assert growing.compare().ready
+    assert target.read_bytes() == before

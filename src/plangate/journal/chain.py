@@ -38,6 +38,10 @@ from plangate.journal.events import ToolResult, ToolUse
 from plangate.journal.joined import Joined
 from plangate.journal.records import Record
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Container
+
 ABANDONED_BRANCH = "abandoned_branch"
 ABANDONED_ROOT = "abandoned_root"
 SUMMARIZED = "summarized"
@@ -145,7 +149,7 @@ class Spine:
 
 
 def climb(
-    anchor: Record, by_uuid: dict[str, Record], genesis: Record | None, foreign: set[str]
+    anchor: Record, by_uuid: dict[str, Record], genesis: Record | None, foreign: Container[str]
 ) -> Spine:
     spine = [anchor]
     current = anchor
@@ -203,6 +207,15 @@ def gather(records: list[Record], spine: list[Record], by_uuid: dict[str, Record
             if next_on_chain is not None and next_on_chain.via_logical_parent:
                 reason = SUMMARIZED
             limit = next_on_chain.index if next_on_chain is not None else None
+            if record.tail and next_on_chain is not None:
+                # Riders (plangate.journal.compact) stand between the record and a child
+                # hung from its tail: the chain goes on through them only when its next
+                # record hangs there too, and then a branch off the record itself is left
+                # where the first rider goes on.
+                if child.hung_from_tail and not next_on_chain.hung_from_tail:
+                    reason, limit = ABANDONED_BRANCH, None
+                elif not child.hung_from_tail and next_on_chain.hung_from_tail:
+                    reason, limit = ABANDONED_BRANCH, record.tail_first
             _drop_subtree(child, children, dead, (reason, limit))
     other_root = SUMMARIZED if is_boundary(top) else ABANDONED_ROOT
     for record in records:
@@ -213,7 +226,7 @@ def gather(records: list[Record], spine: list[Record], by_uuid: dict[str, Record
         if outcome is None:
             continue
         reason, limit = outcome
-        live.dropped[reason] = live.dropped.get(reason, 0) + 1
+        live.dropped[reason] = live.dropped.get(reason, 0) + 1 + record.tail
         if limit is not None and record.index > limit and record.conversation:
             live.growing = True
     return live

@@ -83,7 +83,9 @@ def write(
     if not ops:
         return frames
     frame = _frame(marshal.dumps((DELTA, key_of(saved), ops)))  # type: ignore[arg-type]
-    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+    # Never through a symlink planted in its place (a snapshot is written by rename).
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+    descriptor = os.open(path, flags)
     try:
         if os.write(descriptor, frame) != len(frame):
             raise OSError("short write to the journal index")

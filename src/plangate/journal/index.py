@@ -31,8 +31,9 @@ import zlib
 from plangate.files import remove_quietly
 from plangate.journal import frames
 from plangate.journal.chain import UNREACHABLE, Tip, tip_of
+from plangate.journal.compact import rider_crc
 from plangate.journal.events import Event
-from plangate.journal.joined import Joined
+from plangate.journal.joined import SEARCHES, Joined
 from plangate.journal.longs import Longs
 from plangate.journal.packing import pack, unpack
 from plangate.journal.records import Record
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Any
 
-FORMAT = 4
+FORMAT = 5
 """Bumped whenever what the reader derives from a record changes, so old indexes are ignored."""
 TAIL_BYTES = 64 * 1024
 SUFFIX = ".index"
@@ -84,6 +85,11 @@ _FIELDS = (
     "dropped",
     "tracker_key",
     "tracked",
+    "riders",
+    "rider_crcs",
+    "compact",
+    "last_id",
+    "tail_owner",
 )
 _ARRAYS = frozenset({"indices", "offsets", "lengths", "slots"})
 """Fields kept as :class:`~.longs.Longs` in memory and as their bytes on disk."""
@@ -136,6 +142,15 @@ class Index:
         self.dropped: dict[str, int] = {}
         self.tracker_key = ""
         self.tracked: Any = None  # a tracker's state (plangate.journal.window)
+        # The owned records' riders (plangate.journal.compact), and every rider's id digest
+        # (4 bytes each, in file order): an appended record must not share one.
+        self.riders = 0
+        self.rider_crcs = b""
+        # Whether the reads kept no object for event-less records; if so, the id of the last
+        # record read with one, and the owner a rider of it would ride on (or None).
+        self.compact = False
+        self.last_id: str | None = None
+        self.tail_owner: str | None = None
         self.fresh: list[bytes] = []
         self.restart = True
         self.loaded: list[bytes] | None = []
@@ -162,12 +177,14 @@ class Index:
         kept: list[Record],
         appended: list[Record],
         light: list[Event],
+        crcs: bytes = b"",
     ) -> bool:
         """Cover the journal up to ``boundary`` (a line boundary; ``crc`` of every byte
         before it, ``tail`` of its last :data:`TAIL_BYTES`, :func:`tail_crc`): ``kept`` are
         the records read since the last boundary, ``appended`` those of them in the order,
-        ``light`` their events as numbered, before any reload. False (and nothing added)
-        when an id cannot be kept (it holds the separator)."""
+        ``light`` their events as numbered, before any reload, ``crcs`` the digests of the
+        riders read (:attr:`.compact.Compactor.crcs`). False (and nothing added) when an id
+        cannot be kept (it holds the separator)."""
         if any(SEPARATOR in (record.uuid or "") for record in appended):
             return False
         self.boundary = boundary
@@ -184,6 +201,8 @@ class Index:
         self.lengths.extend([record.length for record in appended])
         self.slots.extend(slots)
         self.slots_total += sum(slots)
+        self.riders += sum(record.tail for record in appended)
+        self.rider_crcs += crcs
         # every owned record has an id
         self.ids += "".join((record.uuid or "") + SEPARATOR for record in appended)
         if light:
@@ -271,17 +290,27 @@ class Placed:
     :func:`plangate.journal.order.extend_order` asks about them; with ``others`` (the ids
     of the index's other records) it answers for every id the journal holds."""
 
-    __slots__ = ("index", "added", "others")
+    __slots__ = ("index", "added", "others", "searches", "owned")
 
     def __init__(self, index: Index, others: Iterable[str] = ()) -> None:
         self.index = index
         self.added: set[str] = set()
         self.others = set(others)
+        self.searches = 0
+        self.owned: set[str] | None = None
 
     def __contains__(self, uuid: object) -> bool:
         if not isinstance(uuid, str):
             return False
-        return uuid in self.added or uuid in self.others or self.index.knows(uuid)
+        if uuid in self.added or uuid in self.others:
+            return True
+        if self.owned is None:
+            self.searches += 1
+            if self.searches <= SEARCHES:
+                return self.index.knows(uuid)
+            # Many questions (a run of appended progress records asks one each): a set.
+            self.owned = set(self.index.ids_from(0))
+        return uuid in self.owned
 
     def add(self, uuid: str) -> None:
         self.added.add(uuid)
@@ -354,6 +383,24 @@ def read_blobs(index_dir: str, session_id: str, index: Index) -> bool:
     return True
 
 
+def rider_clash(index: Index, kept: list[Record], crcs: bytes) -> bool:
+    """Whether a record read since the index (``kept``, and the riders of ``crcs``) may
+    share its id with a saved rider (a digest matches): then only a full read can tell."""
+    saved = index.rider_crcs
+    if not saved:
+        return False
+    wanted = {rider_crc(record.uuid) for record in kept if record.uuid is not None}
+    wanted.update(int.from_bytes(crcs[at : at + 4], "little") for at in range(0, len(crcs), 4))
+    for crc in wanted:
+        needle = crc.to_bytes(4, "little")
+        found = saved.find(needle)
+        while found >= 0:
+            if not found % 4:
+                return True
+            found = saved.find(needle, found + 1)
+    return False
+
+
 def tail_matches(fd: int, index: Index) -> bool:
     """The last bytes the index covers are still there, unchanged."""
     start = max(0, index.boundary - TAIL_BYTES)
@@ -409,7 +456,9 @@ def _append_blobs(index_dir: str, session_id: str, index: Index) -> None:
     if not index.fresh and not index.restart:
         return
     flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if index.restart else os.O_APPEND)
-    descriptor = os.open(events_file(index_dir, session_id), flags | os.O_CLOEXEC, 0o600)
+    # Never through a symlink planted in its place: the open fails, and the save with it.
+    flags |= os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+    descriptor = os.open(events_file(index_dir, session_id), flags, 0o600)
     try:
         for blob in index.fresh:
             written = os.write(descriptor, blob)

@@ -20,11 +20,14 @@ from __future__ import annotations
 
 from plangate.journal import codes
 from plangate.journal.chain import climb, find_anchor, find_loop, fork_genesis, gather, is_boundary
+from plangate.journal.compact import Uncompacted
 from plangate.journal.paths import fold_pair, realpath_or_none
 from plangate.journal.records import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Container
+
     from plangate.journal.index import Placed
 
 ROOT_SHAPE_MAX = 32
@@ -60,7 +63,7 @@ def own(
     records: list[Record],
     owners: list[str] | None,
     tool_use_id: str | None = None,
-    foreign: set[str] | None = None,
+    foreign: Container[str] | None = None,
 ) -> Ownership:
     """Decide ownership against each owner in turn (project dir first, then its worktrees).
 
@@ -94,6 +97,9 @@ def own(
     top = spine.records[-1]
     genesis = is_boundary(top)
     head = _head(spine.records)
+    if any(record.tail for record in head[:-1]):
+        # The riders may stand above the first turn, where each one's shape is judged.
+        raise Uncompacted("event-less records ride on the conversation's preamble")
     root_shape = [record.shape for record in head[:ROOT_SHAPE_MAX]]
     reason = _root_checks(head, genesis)
     if reason is not None:
@@ -187,6 +193,9 @@ def _causal_order(top: Record, live: list[Record]) -> list[Record]:
     """The live records (a tree under ``top``, in file order), parents before children, file
     position breaking ties."""
     ordered = _file_order(top, live)
+    if ordered is None and any(record.tail for record in live):
+        # A walk may put records between an owner and its riders.
+        raise Uncompacted("the live records are not in file order")
     return ordered if ordered is not None else _walk(top, live)
 
 

@@ -24,6 +24,7 @@ from plangate import deferred
 from plangate.journal import codes
 from plangate.journal.building import EventBuilder
 from plangate.journal.chain import extend_tip
+from plangate.journal.compact import Uncompacted, stand_in
 from plangate.journal.events import Event, ToolUse
 from plangate.journal.fast import fast_parser
 from plangate.journal.identity import (
@@ -42,7 +43,7 @@ __all__ = ["ERROR", "MISSING", "READY", "Verdict", "read_journal"]
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Container, Iterable
 
     from plangate.journal import index as journal_index
     from plangate.journal.window import Tracker
@@ -52,6 +53,10 @@ INDEX_MIN_BYTES = 512 * 1024
 """Smaller journals are read in full: that is quicker than loading and saving an index."""
 
 Selector = "Callable[[list[Record]], Iterable[Record]]"
+
+COMPACT = True
+"""Full reads keep no object for event-less records (:mod:`.compact`); the tests read with it
+off too, to prove that both decide the same."""
 
 
 def read_journal(
@@ -180,6 +185,27 @@ class _Reading:
 def _read_open(
     verdict: Verdict, reading: _Reading, layout: bool, prior: Prefix | None, index_dir: str | None
 ) -> Verdict:
+    """A full read: event-less records kept as counts (:mod:`.compact`), or, when that
+    cannot be proven to decide as the full structure does, every record kept."""
+    if not COMPACT:
+        return _read_whole(verdict, reading, layout, prior, index_dir, False)
+    before = {name: getattr(verdict, name) for name in Verdict.__slots__}
+    try:
+        return _read_whole(verdict, reading, layout, prior, index_dir, True)
+    except Uncompacted:
+        for name, value in before.items():
+            setattr(verdict, name, value)
+        return _read_whole(verdict, reading, layout, prior, index_dir, False)
+
+
+def _read_whole(
+    verdict: Verdict,
+    reading: _Reading,
+    layout: bool,
+    prior: Prefix | None,
+    index_dir: str | None,
+    compact: bool,
+) -> Verdict:
     fd, info = reading.fd, reading.info
     size = info.st_size
     if prior is not None and size < prior.size:
@@ -194,6 +220,8 @@ def _read_open(
             builder=builder,
             record_max=reading.record_max,
             fast=fast_parser(size),
+            compact=compact,
+            only_session=None if layout or not compact else verdict.session_id,
         )
     except ScanRefusal as refusal:
         verdict.record_bytes = refusal.record_bytes
@@ -203,9 +231,13 @@ def _read_open(
     verdict.complete = found.complete
     verdict.lines = found.lines
     records = found.records
+    counted = found.counted
     if not layout:
         records = _one_session(records, verdict)
-    verdict.records = len(records)
+        if records is not found.records and found.compactor is not None:
+            by_session = found.compactor.by_session.get(verdict.session_id, 0)
+            counted = by_session + sum(record.tail for record in records)
+    verdict.records = len(records) + counted
     verdict.claude_code_version = found.first_version
     ownership = own(records, reading.owners, reading.tool_use_id, found.foreign_uuids)
     verdict.dropped = ownership.dropped
@@ -215,7 +247,7 @@ def _read_open(
     if ownership.reason is not None:
         return verdict.refuse(ownership.reason, _explain(ownership.reason))
     ordered = ownership.ordered
-    verdict.owned = len(ordered)
+    verdict.owned = len(ordered) + sum(record.tail for record in ordered)
     verdict.stray_tool_uses = dict(found.stray)
     _note_unplaced(records, ordered, found.foreign_uuids, verdict.stray_tool_uses)
     _note_version(ordered, verdict)
@@ -319,6 +351,10 @@ def _read_indexed(verdict: Verdict, reading: _Reading, index_dir: str) -> Verdic
     if saved is None or not journal_index.tail_matches(fd, saved):
         return _read_open(verdict, reading, True, None, index_dir)
     builder = EventBuilder(full=False)
+    known = journal_index.Placed(saved, saved.unordered)
+    stand = None  # what records that ride on the saved last record's owner count on
+    if saved.compact and saved.tail_owner is not None:
+        stand = stand_in(saved.tail_owner, verdict.session_id)
     try:
         found = scan(
             fd,
@@ -331,12 +367,21 @@ def _read_indexed(verdict: Verdict, reading: _Reading, index_dir: str) -> Verdic
             start_line=saved.lines,
             start_digest=saved.crc,
             fast=fast_parser(info.st_size - saved.boundary),
+            compact=saved.compact,
+            known=known,
+            last=saved.last_id,
+            owner=stand,
         )
-    except ScanRefusal:
+    except (ScanRefusal, Uncompacted):
         return _read_open(verdict, reading, True, None, index_dir)  # the full read says why
     check_unchanged(fd, verdict.path, info, follow_symlinks=False)
+    crcs = found.compactor.crcs if found.compactor is not None else b""
+    if journal_index.rider_clash(saved, found.records, bytes(crcs)):
+        return _read_open(verdict, reading, True, None, index_dir)
     placed = journal_index.Placed(saved)
-    known = journal_index.Placed(saved, saved.unordered)
+    riding = stand.tail if stand is not None else 0
+    if riding and saved.tail_owner not in placed:
+        return _read_open(verdict, reading, True, None, index_dir)  # riders of a dropped record
     appended = extend_order(placed, known, saved.unresolved, found.records)
     if appended is None:
         return _read_open(verdict, reading, True, None, index_dir)
@@ -348,18 +393,24 @@ def _read_indexed(verdict: Verdict, reading: _Reading, index_dir: str) -> Verdic
     verdict.prefix = found.prefix
     verdict.complete = found.complete
     verdict.lines = found.lines
-    verdict.records = saved.records + len(found.records)
+    verdict.records = saved.records + len(found.records) + found.counted
     verdict.root_shape = saved.root_shape
     verdict.genesis = saved.genesis
     verdict.owner = saved.owner
-    verdict.owned = saved.count + len(appended)
+    verdict.owned = saved.count + saved.riders + riding + len(appended)
+    verdict.owned += sum(record.tail for record in appended)
     stray = dict(saved.stray)
     stray.update(found.stray)
-    _note_unplaced(found.records, appended, found.foreign_uuids, stray)
+    try:
+        _note_unplaced(found.records, appended, found.foreign_uuids, stray)
+    except Uncompacted:
+        return _read_open(verdict, reading, True, None, index_dir)
     verdict.stray_tool_uses = stray
     verdict.claude_code_version = (
         saved.version if saved.version is not None else found.first_version
     )
+    if stand is not None and stand.tail_version is not None:
+        verdict.claude_code_version = stand.tail_version  # riders after the saved records
     _note_version(appended, verdict)
     bases = _number(appended, saved.slots_total)
     light = [event for record in appended for event in record.events]
@@ -370,22 +421,21 @@ def _read_indexed(verdict: Verdict, reading: _Reading, index_dir: str) -> Verdic
         windowed = read_window(
             verdict, reading.fd, reading.tracker, reading.retained_max, saved, appended, bases
         )
-    if not windowed and not journal_index.read_blobs(index_dir, verdict.session_id, saved):
-        return _read_open(verdict, reading, True, None, index_dir)  # the events file is gone
-    if windowed:
-        pass
-    elif reading.select is None and not reading.full:
-        # Nothing to reload: the saved events are unpacked only if someone asks for them.
-        verdict.defer_events(saved.event_count + len(light), saved.blobs_reader(), light)
-        verdict.status = READY
-    else:
-        ordered = saved.owned_records() + appended
-        bases.update(saved.bases())
-        tracker = reading.tracker
-        if tracker is not None and saved.tracked is None:
-            saved.tracker_key = tracker.key
-            saved.tracked = tracker.fold(tracker.start(), 0, ordered, reloader(fd, bases))
-        _finish(verdict, reading, ordered, bases)
+    if not windowed:  # else the window's records were reloaded and the verdict filled in
+        if not journal_index.read_blobs(index_dir, verdict.session_id, saved):
+            return _read_open(verdict, reading, True, None, index_dir)  # the events file is gone
+        if reading.select is None and not reading.full:
+            # Nothing to reload: the saved events are unpacked only if someone asks for them.
+            verdict.defer_events(saved.event_count + len(light), saved.blobs_reader(), light)
+            verdict.status = READY
+        else:
+            ordered = saved.owned_records() + appended
+            bases.update(saved.bases())
+            tracker = reading.tracker
+            if tracker is not None and saved.tracked is None:
+                saved.tracker_key = tracker.key
+                saved.tracked = tracker.fold(tracker.start(), 0, ordered, reloader(fd, bases))
+            _finish(verdict, reading, ordered, bases)
     if found.complete and found.size > saved.boundary:
         tail = journal_index.tail_crc(fd, found.size)
         _save(index_dir, _Kept(verdict), saved, found, appended, light, tail)
@@ -405,8 +455,18 @@ def _save(
     read a full one). ``tail`` is the CRC of the journal's last bytes before the boundary."""
     from plangate.journal import index as journal_index
 
-    if not saved.add(tail, found.size, kept.digest, found.lines, found.records, appended, light):
+    crcs = bytes(found.compactor.crcs) if found.compactor is not None else b""
+    if not saved.add(
+        tail, found.size, kept.digest, found.lines, found.records, appended, light, crcs
+    ):
         return
+    compactor = found.compactor
+    saved.compact = compactor is not None
+    if compactor is not None:
+        saved.last_id = compactor.last
+        saved.tail_owner = compactor.owner.uuid if compactor.owner is not None else None
+        if compactor.seeded is not None:
+            saved.riders += compactor.seeded.tail
     saved.records = kept.records
     saved.version = kept.version
     saved.stray = kept.stray
@@ -433,13 +493,14 @@ def _finish(
 
 def _note_version(ordered: list[Record], verdict: Verdict) -> None:
     for record in reversed(ordered):
-        if record.version is not None:
-            verdict.claude_code_version = record.version
+        version = record.tail_version or record.version  # its riders come after it
+        if version is not None:
+            verdict.claude_code_version = version
             return
 
 
 def _note_unplaced(
-    records: list[Record], ordered: list[Record], foreign: set[str], stray: dict[str, str]
+    records: list[Record], ordered: list[Record], foreign: Container[str], stray: dict[str, str]
 ) -> None:
     """Tool calls in records the conversation does not reach, and why: an ancestor not
     written yet (``unreachable``), or one that belongs elsewhere."""

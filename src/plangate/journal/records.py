@@ -106,6 +106,10 @@ class Record:
         "stamped",
         "events",
         "slots",
+        "tail",
+        "tail_first",
+        "tail_version",
+        "hung_from_tail",
     )
 
     def __init__(self, index: int, offset: int, length: int, raw: dict[str, Any]) -> None:
@@ -116,6 +120,13 @@ class Record:
         self.length = length
         self.events: tuple[Event, ...] = ()
         self.slots = 0
+        # Event-less records that ride on this one (plangate.journal.compact): how many, the
+        # line of the first, the last version one of them names; and whether this record's
+        # parent was the last of another record's riders (it then names that record).
+        self.tail = 0
+        self.tail_first = -1
+        self.tail_version: str | None = None
+        self.hung_from_tail = False
         session_id = get("sessionId")
         self.session_id = session_id if type(session_id) is str else None
         record_type = get("type")
@@ -197,6 +208,10 @@ class Record:
         record.uuid = uuid
         record.slots = slots
         record.events = events
+        record.tail = 0
+        record.tail_first = -1
+        record.tail_version = None
+        record.hung_from_tail = False
         return record
 
     @property

@@ -14,11 +14,12 @@ import zlib
 from plangate import jsonio
 from plangate.journal import codes
 from plangate.journal.building import EventBuilder
-from plangate.journal.records import Record
+from plangate.journal.compact import Compactor, Foreign
+from plangate.journal.records import Record, valid_version
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Container
 
     Decoder = Callable[[bytes | memoryview, bool], object]
     """A compiled parser: a line (bytes, or a view of a read) and whether it is known ASCII."""
@@ -65,6 +66,7 @@ class Scan:
         "stray",
         "foreign_uuids",
         "fast",
+        "compactor",
     )
 
     def __init__(self) -> None:
@@ -77,8 +79,15 @@ class Scan:
         self.first_version_agent = False
         self.skipped = 0
         self.stray: dict[str, str] = {}
-        self.foreign_uuids: set[str] = set()
+        # Other sessions' ids: a set, or hashes when compact (a yes then raises Uncompacted).
+        self.foreign_uuids: set[str] | Foreign = set()
         self.fast: Decoder | None = None
+        self.compactor: Compactor | None = None
+
+    @property
+    def counted(self) -> int:
+        """Kept records that are not in :attr:`records` (:mod:`.compact`)."""
+        return self.compactor.counted if self.compactor is not None else 0
 
 
 def scan(
@@ -93,13 +102,26 @@ def scan(
     start_line: int = 0,
     start_digest: int = 0,
     fast: Decoder | None = None,
+    compact: bool = False,
+    known: Container[str] = (),
+    last: str | None = None,
+    owner: Record | None = None,
+    only_session: str | None = None,
 ) -> Scan:
     """Index every record of ``[start, size)`` whose session is ``session_id`` (any when
     None). A scan that goes on from a saved index starts at a line boundary, with the line
-    count and the digest of the bytes before it."""
+    count and the digest of the bytes before it. ``compact`` keeps no object for event-less
+    records (:mod:`.compact`; its :class:`~.compact.Uncompacted` means: scan again without);
+    ``known`` are the ids of the saved index it goes on from, which no rider may have,
+    ``last`` its last record's id and ``owner`` what that record rides on. ``only_session``
+    (a read that keeps one session's records afterwards) leaves the others out at once,
+    noting only their version, where ``session_id`` would also note them as foreign."""
     result = Scan()
     result.size = size
     result.fast = fast
+    if compact:
+        result.compactor = Compactor(known, last, owner)
+        result.foreign_uuids = Foreign()
     digest = start_digest
     position = start
     carry = b""
@@ -149,7 +171,17 @@ def scan(
                     carry += chunk
                 continue
             line = carry + chunk[:newline]
-            _line(line, carry_start, line_index, result, session_id, builder, record_max, False)
+            _line(
+                line,
+                carry_start,
+                line_index,
+                result,
+                session_id,
+                builder,
+                record_max,
+                False,
+                only_session,
+            )
             line_index += 1
             carry = b""
             start = newline + 1
@@ -167,6 +199,7 @@ def scan(
                     builder,
                     record_max,
                     ascii,
+                    only_session,
                 )
             line_index += 1
             start = newline + 1
@@ -183,6 +216,8 @@ def scan(
         raise ScanRefusal(
             codes.TOO_LARGE, "one journal record is over the record limit", record_bytes=oversized
         )
+    if result.compactor is not None:
+        result.compactor.check()
     result.complete = not carry
     result.lines = line_index
     result.prefix = Prefix(size, _hex(digest))
@@ -214,6 +249,7 @@ def _line(
     builder: EventBuilder,
     record_max: int,
     ascii: bool,
+    only_session: str | None = None,
 ) -> None:
     """One line: ``ascii`` when it is known to be all ASCII (its whole read was)."""
     if len(line) > record_max:
@@ -231,6 +267,12 @@ def _line(
         if isinstance(uuid, str):
             result.foreign_uuids.add(uuid)
         return
+    if only_session is not None and record_session != only_session:
+        _note_version(raw, result)  # a read that filters afterwards would still see it
+        return
+    compactor = result.compactor
+    if compactor is not None and compactor.take_raw(raw, index, result):
+        return  # an event-less record that rides on the one before: no object
     record = Record(index, offset, len(line), raw)
     if record.agent or (record.sidechain and not record.metadata):
         _note_stray(raw, result, "a subagent record")
@@ -241,7 +283,23 @@ def _line(
         result.first_version = record.version
         result.first_version_agent = record.agent
     record.events, record.slots = builder.build(raw, record, 0)
+    if compactor is not None and compactor.take(record):
+        return
     result.records.append(record)
+
+
+def _note_version(raw: dict[str, object], result: Scan) -> None:
+    """The version of a record left out, as :class:`Record` would take it."""
+    version = raw.get("version")
+    if result.first_version is not None and not result.first_version_agent:
+        return
+    if version is None or not valid_version(version):
+        return
+    agent_id = raw.get("agentId")
+    agent = agent_id is not None and agent_id != ""
+    if result.first_version is None or (result.first_version_agent and not agent):
+        result.first_version = version  # type: ignore[assignment]  # valid: a str
+        result.first_version_agent = agent
 
 
 def _note_stray(raw: dict[str, object], result: Scan, where: str) -> None:
