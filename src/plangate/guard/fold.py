@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
     from plangate.journal.window import Reload
 
-VERSION = 2
+VERSION = 3
 
 
 class GuardTracker(Tracker):

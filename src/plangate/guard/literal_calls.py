@@ -77,15 +77,40 @@ def split_literal(command: str) -> list[str] | None:
     return words or None
 
 
-def literal_plangate_call(command: str, executable: str) -> LiteralCall | None:
-    """The ``plangate autoplan <sub> …`` call ``command`` makes, when it is literal and runs
-    ``executable`` (this installation's plangate, compared by realpath)."""
+def literal_plangate_call(
+    command: str, executable: str, group: str = "autoplan"
+) -> LiteralCall | None:
+    """The ``plangate <group> <sub> …`` call ``command`` makes (``autoplan`` unless told),
+    when it is literal and runs ``executable`` (this installation's plangate, compared by
+    realpath)."""
+    if group not in command:
+        return None  # the cheap test first: most Bash commands are not plangate's
     words = split_literal(command)
-    if words is None or len(words) < 3 or words[1] != "autoplan":
+    if words is None or len(words) < 3 or words[1] != group:
         return None
     if not _same_file(words[0], executable):
         return None
     return LiteralCall(words[0], words[2], words[3:])
+
+
+def init_arguments(command: object, executable: str) -> list[str] | None:
+    """The three paths of a literal ``plangate autoplan init`` call, else None: the one
+    answer to "is this Bash command an init the guard can bind?"."""
+    if not isinstance(command, str):
+        return None
+    call = literal_plangate_call(command, executable)
+    if call is None or call.subcommand != "init" or len(call.arguments) != 3:
+        return None
+    return call.arguments
+
+
+def is_gate_render(command: object, executable: str) -> bool:
+    """A literal ``plangate gate render <restore>`` call: the Final Approval Gate's write,
+    which ends the /autoplan invocation once it succeeds."""
+    if not isinstance(command, str):
+        return False
+    call = literal_plangate_call(command, executable, "gate")
+    return call is not None and call.subcommand == "render" and len(call.arguments) == 1
 
 
 def looks_like_unbindable_init(command: str) -> bool:
