@@ -10,7 +10,9 @@ The conversation that counts is the one Claude Code sends to the model: the chai
 from the newest record, with the other blocks of a parallel reply and their results put back.
 An abandoned prompt (Esc before any reply, a rewound prompt) is not part of it, so the CEO
 entry after one is allowed, and a skip to the Eng phase after "Summarize from here" is
-refused for the skip (``phase_order``), as it is without the rewind.
+refused for the skip (``phase_order``), as it is without the rewind. After an end of turn in
+the middle of the pipeline, nothing the person types ("continue", `/compact` then
+"continue", a `!` command) lets the next phase in without the report.
 
 Set PLANGATE_TUI_RECORD=DIR to keep each session's journals, the decision log, the model
 requests and a SHAPES.md in DIR/<flow>/.
@@ -418,7 +420,7 @@ def _ceo_closed_then_the_turn_ends(s: Session) -> None:
 
 
 def _continue_into_eng(s: Session) -> None:
-    """"continue" typed; the model Reads the Eng driver without the CEO report."""
+    """ "continue" typed; the model Reads the Eng driver without the CEO report."""
     s.player.steps += [s.autoplan.read_driver("eng"), "Eng phase entered."]
     s.tui.type("continue")
     s.tui.wait_for("Eng phase entered.", 30)

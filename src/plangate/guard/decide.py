@@ -125,9 +125,9 @@ def disarmed(
         fold.step(event, installation)
         if fold.outside:
             orders.add(event.order)
-    if fold.has_latest and not fold.init_after:
-        if skill_names.is_skill(fold.latest_command, layout.SKILL_NAME):
-            raise Refusal("init_own")
+    ours = fold.has_latest and skill_names.is_skill(fold.latest_command, layout.SKILL_NAME)
+    if ours and not fold.init_after:
+        raise Refusal("init_own")
     return fold.outside, orders
 
 

@@ -219,8 +219,7 @@ TABLE: dict[str, tuple[str, str]] = {
     ),
     PUBLICATION_MISSING: (
         CORRECTIVE,
-        "No report for the previous phase appears after its close packet was read. "
-        + PUBLISH_HOW,
+        "No report for the previous phase appears after its close packet was read. " + PUBLISH_HOW,
     ),
     PUBLICATION_UNFLUSHED: (
         CORRECTIVE,
@@ -273,7 +272,8 @@ TABLE: dict[str, tuple[str, str]] = {
         CORRECTIVE,
         "This call enters a phase out of order: each phase starts only after the one before "
         "it, in the order the invocation's init bound (Phase 1 CEO, then Design and DX where "
-        "the scope includes them, then Eng, then the task list). Enter the phase that is due first.",
+        "the scope includes them, then Eng, then the task list). Enter the phase that is due "
+        "first.",
     ),
     HOOK_INPUT: (CORRECTIVE, "The guard could not read its input from Claude Code. " + _SETUP),
     INSTALLATION: (CORRECTIVE, "The guard failed unexpectedly. " + _SETUP),

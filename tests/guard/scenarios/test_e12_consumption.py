@@ -91,7 +91,7 @@ def test_e12_100_an_earlier_unguarded_future_read_cannot_erase_the_missing_repor
     [("error", "phase_order"), ("pending", "entry_pending"), ("denied", "phase_order")],
 )
 def test_e12_101_a_failed_or_pending_future_delivery_does_not_advance(
-    make_session: MakeSession, delivery: str, code: str | None
+    make_session: MakeSession, delivery: str, code: str
 ) -> None:
     session = make_session()
     flow = Flow(session, plan_with_scope("design"))
