@@ -181,11 +181,6 @@ class Ordered:
             self.seen.add(item)
             self.items.append(item)
 
-    def discard(self, item: str) -> None:
-        if item in self.seen:
-            self.seen.discard(item)
-            self.items.remove(item)
-
 
 def window_start(turns: list[int], inits: list[Any]) -> int:
     """The window's first position (for the fold and for

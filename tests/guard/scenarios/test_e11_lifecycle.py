@@ -228,7 +228,9 @@ def test_e11_86_journal_that_never_appears_is_journal_missing(
         write_denial=False,
     )
     assert_denied(outcome, "journal_missing", disposition="fallback", path="none")
-    assert 1.9 <= outcome.elapsed < 10
+    # How long the loop waits is proven on an injected clock (tests/guard/test_observe.py);
+    # here only that the real hook did wait: a busy machine can only make it longer.
+    assert outcome.elapsed >= 1.9
 
 
 @pytest.mark.slow
@@ -247,7 +249,7 @@ def test_e11_87_journal_that_appears_within_the_wait_is_read(
 
     outcome = session.hook(read, during=appear)
     assert_allowed(outcome, path="payload")
-    assert outcome.elapsed >= 1.0
+    assert outcome.elapsed >= 1.0  # it waited for the journal (a lower bound: load-proof)
 
 
 def test_e11_88_publication_result_written_while_the_hook_waits(
