@@ -35,7 +35,7 @@ flow = scenes.flow
 class FakeClock:
     """Virtual seconds that pass only when the loop sleeps; ``at`` runs once at a time."""
 
-    def __init__(self, at: float = -1.0, then: Callable[[], None] | None = None) -> None:
+    def __init__(self, at: float = -1.0, then: Callable[[], object] | None = None) -> None:
         self.now = 0.0
         self.sleeps = 0
         self.at, self.then = at, then
