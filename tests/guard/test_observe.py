@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from plangate.guard.evaluate import invocation_window
+from plangate.guard.fold import invocation_window
 from plangate.guard.observe import (
     DEADLINE_SECONDS,
     JOURNAL,

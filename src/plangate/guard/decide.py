@@ -361,8 +361,6 @@ def _checkpoint_created(
 ) -> tuple[str, str, int] | None:
     if use.name != "Bash" or not use.input or not isinstance(use.input.get("command"), str):
         return None
-    if "autoplan" not in use.input["command"]:
-        return None
     call = literal_plangate_call(use.input["command"], installation.plangate)
     if call is None or call.subcommand != "checkpoint" or len(call.arguments) != 2:
         return None

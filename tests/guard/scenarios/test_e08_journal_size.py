@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from plangate.guard.evaluate import invocation_window
+from plangate.guard.fold import invocation_window
 from plangate.journal import codes
 from plangate.journal.events import AssistantText, ToolResult
 from plangate.journal.reader import read_journal
