@@ -68,6 +68,21 @@ def _session(make: Callable[[Player], AutoplanProject], on: bool, trace: Path) -
     player.steps = ["Hello."]
     opening = project.run("Hello.", player, env=env)
     assert opening.ok, opening.describe()
+    index_dir = project.state_root / "journal-index"
+
+    def markers() -> list[Path]:
+        return list(index_dir.glob("*" + preindex.SUFFIX)) if index_dir.exists() else []
+
+    def after_the_pre_index(_request: object) -> str:
+        # The run's end kills every process that carries its token (ClaudeEnv), the
+        # detached pre-index too: on a busy machine it was still reading when the model's
+        # last reply ended the run, and no index was saved. So the turn waits for it.
+        until = time.monotonic() + WAIT_S
+        while on and (not markers() or preindex.running(str(markers()[0]))):
+            assert time.monotonic() < until, "the pre-index did not end"
+            time.sleep(0.01)
+        return "The notes have two lines."
+
     player.steps = [
         tool_use(
             "Agent",
@@ -76,20 +91,16 @@ def _session(make: Callable[[Player], AutoplanProject], on: bool, trace: Path) -
             subagent_type="general-purpose",
             run_in_background=False,
         ),
-        "The notes have two lines.",
+        after_the_pre_index,
     ]
     first = project.run("Summarise notes.txt, please.", player, env=env, resume=opening.session_id)
     assert first.ok, first.describe()
-    index_dir = project.state_root / "journal-index"
-    markers = list(index_dir.glob("*" + preindex.SUFFIX)) if index_dir.exists() else []
-    assert len(markers) == (1 if on else 0), markers
-    until = time.monotonic() + WAIT_S
-    while markers and preindex.running(str(markers[0])):
-        assert time.monotonic() < until, "the pre-index did not end"
-        time.sleep(0.01)
+    found = markers()
+    assert len(found) == (1 if on else 0), found
+    assert not found or not preindex.running(str(found[0]))
     assert first.journal_path is not None
     before = _saved(project, first.journal_path)
-    assert (before is not None) == on, before
+    assert (before is not None) == on, _describe(project, first.journal_path, found)
     player.steps = [project.init(), project.read_driver("ceo"), "CEO phase started."]
     second = project.run("/autoplan plan.md", player, env=env, resume=first.session_id)
     assert second.ok, second.describe()
@@ -109,6 +120,17 @@ def _session(make: Callable[[Player], AutoplanProject], on: bool, trace: Path) -
         assert after == (before[0], before[1] + 1), (before, after)
     else:  # a cold read: the index it started, a snapshot
         assert after[1] == 1, after
+
+
+def _describe(project: AutoplanProject, journal: Path, markers: list[Path]) -> str:
+    index_dir = project.state_root / "journal-index"
+    listing = (
+        sorted((p.name, p.stat().st_size) for p in index_dir.iterdir())
+        if index_dir.exists()
+        else []
+    )
+    marked = [m.read_bytes() for m in markers]
+    return f"journal {journal.stat().st_size} bytes; index dir {listing}; markers {marked}"
 
 
 def _saved(project: AutoplanProject, journal: Path) -> tuple[int, int] | None:

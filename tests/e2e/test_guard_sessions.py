@@ -216,18 +216,56 @@ def test_model_override_on_the_dispatch_is_agent_key(project: MakeProject) -> No
     assert "haiku" not in (autoplan.state_root / "analytics" / "autoplan-guard.jsonl").read_text()
 
 
-def test_unrelated_typed_request_after_the_turn_ended_is_not_guarded(project: MakeProject) -> None:
+def test_a_typed_request_after_the_turn_ended_is_still_guarded(project: MakeProject) -> None:
+    """gstack ends the invocation at a request typed after the turn ended; plangate keeps it
+    until its Final Approval Gate or a new init (docs/guard-deviations.md), and the denial
+    says how a person who moved on leaves /autoplan."""
     player = Player([])
     autoplan, _ = project(player)
     player.steps = [autoplan.init(), autoplan.read_driver("ceo"), "Paused after the CEO driver."]
     first = autoplan.run("/autoplan plan.md", player)
     _ok(first)
-    # A new, unrelated request: reading the Design driver is not a phase entry any more.
     player.steps = [autoplan.read_driver("design"), "Here is the design checklist."]
     second = autoplan.run("Show me the design checklist file.", player, resume=first.session_id)
     journal = _ok(second)
     entries = _reads_of(journal, "design-phase.md")
-    assert entries and not entries[-1][0], entries
+    assert entries and entries[-1][0], entries
+    assert "(code close_required," in entries[-1][1]
+    assert "moved on from this /autoplan run" in entries[-1][1]
+
+
+SCOPE_NONE = "\n\nScope: none\n"
+
+
+@pytest.mark.parametrize("fork", [False, True], ids=["plain", "fork"])
+def test_tasks_right_after_the_ceo_report_is_refused_naming_eng(
+    project: MakeProject, fork: bool
+) -> None:
+    """A plan whose scope is CEO, Eng, Tasks: after the CEO report is published, a Read of the
+    Tasks driver is ``phase_order`` naming Eng, in the session itself and in a
+    ``--resume <id> --fork-session`` fork of it."""
+    player = Player([])
+    autoplan, _ = project(player)
+    plan = autoplan.plan.read_text(encoding="utf-8")
+    autoplan.plan.write_text(plan.replace(" Scope: design\n", SCOPE_NONE), encoding="utf-8")
+    published = [*_ceo_phase(autoplan), autoplan.publish("ceo")]
+    if fork:
+        player.steps = [*published, "Phase 1 is published."]
+        first = _ok(autoplan.run("/autoplan plan.md", player))
+        player.steps = [autoplan.read_driver("tasks"), "Tasks entered in the fork."]
+        session_id = first.stem
+        journal = _ok(
+            autoplan.run("Go on in the fork.", player, resume=session_id, fork_session=True)
+        )
+        assert journal.stem != session_id
+    else:
+        player.steps = [*published, autoplan.read_driver("tasks"), "Tasks entered."]
+        journal = _ok(autoplan.run("/autoplan plan.md", player))
+    entries = _reads_of(journal, "tasks-aggregator.md")
+    assert entries and entries[-1][0], entries
+    assert "(code phase_order," in entries[-1][1]
+    assert "The phase that is due is Phase 3 (Eng)." in entries[-1][1]
+    assert decisions(autoplan.state_root)[-1]["code"] == "phase_order"
 
 
 FLIPPER = r"""

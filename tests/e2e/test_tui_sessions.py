@@ -10,7 +10,9 @@ The conversation that counts is the one Claude Code sends to the model: the chai
 from the newest record, with the other blocks of a parallel reply and their results put back.
 An abandoned prompt (Esc before any reply, a rewound prompt) is not part of it, so the CEO
 entry after one is allowed, and a skip to the Eng phase after "Summarize from here" is
-refused for the skip (``phase_order``), as it is without the rewind.
+refused for the skip (``phase_order``), as it is without the rewind. After an end of turn in
+the middle of the pipeline, nothing the person types ("continue", `/compact` then
+"continue", a `!` command) lets the next phase in without the report.
 
 Set PLANGATE_TUI_RECORD=DIR to keep each session's journals, the decision log, the model
 requests and a SHAPES.md in DIR/<flow>/.
@@ -27,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tui import RESTORE, SUMMARIZE_FROM, Hold, Tui, TuiPlayer, tmux_binary
+from tui import RESTORE, SUMMARIZE_FROM, Hold, Tui, TuiPlayer, records, tmux_binary
 from tui_record import save_recording
 
 from plangate.harness.autoplan import AutoplanProject, decisions
@@ -390,6 +392,76 @@ def test_parallel_tool_calls_before_the_entry(session: Callable[..., Session]) -
         if b.get("type") == "tool_result"
     ]
     assert len(calls) == 7 and sorted(calls) == sorted(results), (calls, results)
+
+
+# --- 9: an end of turn mid-pipeline, then the person goes on ------------------------------
+
+CEO_CLOSED = "The CEO review is closed; its report comes next."
+SCOPE_NONE = "\n\nScope: none\n"
+
+
+def _ceo_closed_then_the_turn_ends(s: Session) -> None:
+    """A plan whose scope is CEO, Eng, Tasks; `/autoplan plan.md`; the model runs the CEO
+    phase up to its close Read and ends its turn without publishing the report."""
+    plan = s.autoplan.plan.read_text(encoding="utf-8")
+    s.autoplan.plan.write_text(plan.replace(" Scope: design\n", SCOPE_NONE), encoding="utf-8")
+    a = s.autoplan
+    s.player.steps += [
+        a.init(),
+        a.read_driver("ceo"),
+        a.checkpoint("ceo"),
+        a.dispatch("ceo"),
+        a.prepare_close("ceo"),
+        a.read_close("ceo"),
+        CEO_CLOSED,
+    ]
+    s.autoplan_turn(CEO_CLOSED)
+    assert s.decisions()[-1] == ("allow", None), s.decisions()
+
+
+def _continue_into_eng(s: Session) -> None:
+    """ "continue" typed; the model Reads the Eng driver without the CEO report."""
+    s.player.steps += [s.autoplan.read_driver("eng"), "Eng phase entered."]
+    s.tui.type("continue")
+    s.tui.wait_for("Eng phase entered.", 30)
+    s.tui.wait_idle()
+
+
+def test_end_of_turn_then_continue(session: Callable[..., Session]) -> None:
+    """The CEO phase closed, the turn ended without the report; "continue" typed; the model
+    Reads the Eng driver: refused for the missing report (gstack would have let it in)."""
+    s = session("continue")
+    _ceo_closed_then_the_turn_ends(s)
+    _continue_into_eng(s)
+    _the_entry_was(s, "deny", "publication_missing")
+
+
+def test_end_of_turn_then_compact_then_continue(session: Callable[..., Session]) -> None:
+    """The same, with `/compact` between the end of turn and "continue"."""
+    s = session("compact-continue")
+    _ceo_closed_then_the_turn_ends(s)
+    s.tui.type("/compact")
+    s.tui.wait_for("Compacted", 30)
+    s.tui.wait_idle()
+    _continue_into_eng(s)
+    _the_entry_was(s, "deny", "publication_missing")
+
+
+def test_end_of_turn_then_a_bash_mode_command(session: Callable[..., Session]) -> None:
+    """The same, with a `!` bash-mode command instead: Claude Code runs it and sends it to
+    the model, which answers by Reading the Eng driver."""
+    s = session("bang")
+    _ceo_closed_then_the_turn_ends(s)
+    s.player.steps += [s.autoplan.read_driver("eng"), "Eng phase entered."]
+    s.tui.send("!")
+    s.tui.send("echo plangate-bang-$((6*7))")
+    s.tui.wait_for("plangate-bang-$((6*7))")
+    s.tui.press("Enter")
+    s.tui.wait_for("plangate-bang-42", 20)
+    s.tui.wait_for("Eng phase entered.", 30)
+    s.tui.wait_idle()
+    assert any("<bash-input>" in json.dumps(r) for r in records(s.tui.journal()))
+    _the_entry_was(s, "deny", "publication_missing")
 
 
 # --- the skill gates ----------------------------------------------------------------------

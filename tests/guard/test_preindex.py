@@ -223,7 +223,8 @@ print(preindex.spawn(["/bin/sleep", "30"]), flush=True)
 def test_the_child_is_detached_from_the_hooks_pipes() -> None:
     """A hook that starts a process still running 30 s later ends at once: Claude Code,
     reading the hook's stdout and stderr to their end, does not wait for the child."""
-    started = time.monotonic()
+    # The run ending at all proves it: its timeout is half the child's 30 s, so a hook that
+    # waited for the child would raise TimeoutExpired (no elapsed-time bound needed).
     done = subprocess.run(
         [sys.executable, "-S", "-c", DETACH, package_root()],
         capture_output=True,
@@ -231,7 +232,6 @@ def test_the_child_is_detached_from_the_hooks_pipes() -> None:
         check=True,
         timeout=15,
     )
-    assert time.monotonic() - started < 15
     pid = int(done.stdout)
     try:
         assert os.getsid(pid) == pid, "not in a session of its own"

@@ -101,8 +101,7 @@ def prepare_close(restore: str, phase: str) -> dict[str, Any]:
     _, manifest_path, _ = found[-1]
     active_text = plans.decode(binding.plan_bytes, binding.active_plan)
     implementation = plans.implementation_text(active_text, binding.active_plan)
-    scope = binding.scope
-    following = layout.next_phase(phase, bool(scope.get("design")), bool(scope.get("dx")))
+    following = layout.due_phase(phase, binding.scope)
     binding_object = {
         "phase": phase,
         "activePlan": binding.active_plan,

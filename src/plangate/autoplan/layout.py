@@ -53,6 +53,15 @@ def next_phase(phase: str, design: bool, dx: bool) -> str:
     return ""
 
 
+def due_phase(entered: str | None, scope: dict[str, object]) -> str:
+    """The phase due after ``entered`` (None: nothing entered yet, so CEO) for the ``scope``
+    an init recorded (``{"design": bool, "dx": bool, ...}``): what a close packet names as
+    ``next`` and the only later phase the guard lets the session enter."""
+    if entered is None:
+        return PHASES[0]
+    return next_phase(entered, bool(scope.get("design")), bool(scope.get("dx")))
+
+
 # --- where the files live ---------------------------------------------------------------
 
 ARTIFACT_PARTS = (".plangate", "tmp", "autoplan")

@@ -12,6 +12,7 @@ import os
 from plangate import jsonio
 from plangate.autoplan import layout
 from plangate.guard.outcome import Refusal
+from plangate.guard.reasons import INIT_FAILED_NOT_JSON
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -57,9 +58,10 @@ def init_result(text: str, arguments: list[str]) -> dict[str, Any]:
     try:
         value = jsonio.loads(text.strip())
     except jsonio.JSONError:
-        raise Refusal("init_failed", "the init output is not its JSON result") from None
+        value = None
     if not isinstance(value, dict):
-        raise Refusal("init_failed", "the init output is not its JSON result")
+        # The denial then says to re-run it without a leading `cd` (reasons.DETAIL_TEXT).
+        raise Refusal("init_failed", INIT_FAILED_NOT_JSON)
     source, active, restore = (layout.canonical_path(argument) for argument in arguments)
     checks = (
         value.get("sourcePlan") == source,

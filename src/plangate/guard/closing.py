@@ -34,18 +34,16 @@ def require_publication(
     *,
     current_mode: bool,
 ) -> None:
-    close_uses = [
-        event
+    packets = [
+        path
         for event in events
-        if isinstance(event, ToolUse)
-        and event.name == "Read"
-        and event.order >= state.entry_order
-        and close_packet_path(event, binding, installation) is not None
-        and calls.is_close_packet(close_packet_path(event, binding, installation) or "") == phase
+        if isinstance(event, ToolUse) and event.order >= state.entry_order
+        for path, of in [close_packet_of(event, binding, installation)]
+        if of == phase
     ]
-    if not close_uses:
+    if not packets:
         raise Refusal("close_required", layout.PHASE_NUMBERS[phase])
-    packet = close_packet_path(close_uses[-1], binding, installation) or ""
+    packet = packets[-1]
     data, bound = load_close_packet(packet, binding, phase)
     checkpoint = state.checkpoints.get(phase)
     if checkpoint is not None and bound.get("checkpoint") != checkpoint:
@@ -103,14 +101,19 @@ def require_publication(
     raise Refusal("publication_repeat" if repeated else "publication_unflushed", phase)
 
 
-def close_packet_path(use: ToolUse, binding: Binding, installation: Installation) -> str | None:
-    file_path = use.input.get("file_path") if use.input else None
+def close_packet_of(
+    use: ToolUse, binding: Binding, installation: Installation
+) -> tuple[str, str | None]:
+    """The one answer to "is this call a Read of one of this invocation's close packets?":
+    its resolved path and the packet's phase (``("", None)`` when it is not)."""
+    file_path = use.input.get("file_path") if use.name == "Read" and use.input else None
     if not isinstance(file_path, str):
-        return None
+        return "", None
     path = calls.resolve(file_path, installation.cwd)
     if os.path.dirname(os.path.dirname(path)) != binding.artifact_dir:
-        return None
-    return path if calls.is_close_packet(path) else None
+        return "", None
+    phase = calls.is_close_packet(path)
+    return (path, phase) if phase is not None else ("", None)
 
 
 def _coverage(
@@ -127,9 +130,10 @@ def _coverage(
     covered: set[int] = set()
     close_order = -1
     for event in events:
-        if not isinstance(event, ToolUse) or event.name != "Read":
-            continue
-        if close_packet_path(event, binding, installation) != packet:
+        if (
+            not isinstance(event, ToolUse)
+            or close_packet_of(event, binding, installation)[0] != packet
+        ):
             continue
         delivered = delivered_lines(event, packet, packet_lines, history, installation)
         if delivered is None:

@@ -4,9 +4,10 @@
 call (journaled, or built from the hook payload when Claude Code has not written it yet),
 and what the hook knows about this installation. It returns normally to allow and raises
 :class:`Refusal` with the seed's code otherwise. The steps, in order: is the invocation over
-(an unrelated request was typed after the turn ended)? is it bound to a good init? is the
-call itself valid? which phase is the session in? and, when the call enters a later phase,
-was the current phase closed and its report published?
+(its Final Approval Gate was written)? is it bound to a good init? is the call itself valid?
+which phase is the session in? is the call's phase the one due next for the bound scope?
+and, when the call enters a later phase, was the current phase closed and its report
+published?
 """
 
 from __future__ import annotations
@@ -24,17 +25,15 @@ from plangate.guard.artifact_checks import (
     manifest_path_of,
     verify_binding,
 )
-from plangate.guard.literal_calls import literal_plangate_call, looks_like_unbindable_init
+from plangate.guard.literal_calls import (
+    init_arguments,
+    is_gate_render,
+    literal_plangate_call,
+    looks_like_unbindable_init,
+)
 from plangate.guard.outcome import Refusal
 from plangate.guard.state import History, Installation, PhaseState, number
-from plangate.journal.events import (
-    EndTurn,
-    Event,
-    HumanTurn,
-    TaskNotification,
-    ToolResult,
-    ToolUse,
-)
+from plangate.journal.events import Event, HumanTurn, ToolResult, ToolUse
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -65,11 +64,10 @@ def decide(
     validate_call(call, current, binding, installation)
     state = reconstruct(entered, history, binding, installation, current)
     batch_rule(entered, history, current, call, installation)
+    if state.phase is not None and number(call.phase) <= number(state.phase):
+        return  # the current phase again, or an earlier one revisited
+    order_rule(state, call.phase, binding)
     if state.phase is None:
-        if call.phase != "ceo":
-            raise Refusal("phase_order")
-        return
-    if number(call.phase) <= number(state.phase):
         return
     from plangate.guard.closing import require_publication  # only a later phase's entry
 
@@ -86,6 +84,18 @@ def decide(
     )
 
 
+def order_rule(state: PhaseState, phase: str, binding: Binding) -> None:
+    """A phase beyond the furthest one this invocation reached must be the one due after it
+    for the bound scope (no phase skipped); a phase up to the furthest one (a rerun reopened
+    an earlier phase) needs only the current phase's publication."""
+    furthest = state.furthest
+    if furthest is not None and number(phase) <= number(furthest):
+        return
+    due = layout.due_phase(furthest, binding.scope)
+    if phase != due:
+        raise Refusal("phase_order", due)
+
+
 class Unproven(Exception):
     """A windowed decision cannot be shown equal to the full one: decide in full."""
 
@@ -98,12 +108,14 @@ def disarmed(
 ) -> tuple[bool, set[int]]:
     """Whether the invocation is over, and the orders of events outside any invocation.
 
-    An unrelated request typed after the turn ended (and after every background reviewer
-    reported back) ends the invocation: the guard no longer applies, and what happens until
-    the next literal init is not part of /autoplan's run (a phase entry made then does not
-    count). A ``/autoplan`` typed again needs its own init first (``init_own``). ``prior``
-    is the fold of every event before order ``start`` (a windowed decision): only the
-    events from ``start`` on are folded here.
+    An invocation ends when its Final Approval Gate is written (a literal ``plangate gate
+    render`` that succeeded) or at a new literal init, which begins the next one. A typed
+    turn does not end it, whatever was typed and however the previous turn ended (gstack
+    ends it at an unrelated request after an end of turn; plangate does not, see
+    ``docs/guard-deviations.md``). What happens between a gate and the next init is not part
+    of /autoplan's run (a phase entry made then does not count). A ``/autoplan`` typed again
+    needs its own init first (``init_own``). ``prior`` is the fold of every event before
+    order ``start`` (a windowed decision): only the events from ``start`` on are folded here.
     """
     fold = prior if prior is not None else Disarm()
     orders: set[int] = set()
@@ -113,9 +125,8 @@ def disarmed(
         fold.step(event, installation)
         if fold.outside:
             orders.add(event.order)
-    if not fold.has_latest:
-        return False, orders
-    if skill_names.is_skill(fold.latest_command, layout.SKILL_NAME) and not fold.init_after:
+    ours = fold.has_latest and skill_names.is_skill(fold.latest_command, layout.SKILL_NAME)
+    if ours and not fold.init_after:
         raise Refusal("init_own")
     return fold.outside, orders
 
@@ -124,22 +135,10 @@ class Disarm:
     """The fold :func:`disarmed` makes over the events, one at a time (the guard's history
     fold, :mod:`plangate.guard.fold`, keeps it between hook runs as :meth:`dump` gives it)."""
 
-    __slots__ = (
-        "reviewers",
-        "launched",
-        "notified",
-        "turn_ended",
-        "has_latest",
-        "latest_command",
-        "outside",
-        "init_after",
-    )
+    __slots__ = ("gates", "has_latest", "latest_command", "outside", "init_after")
 
     def __init__(self) -> None:
-        self.reviewers: set[str] = set()
-        self.launched: set[str] = set()
-        self.notified: set[str] = set()
-        self.turn_ended = False
+        self.gates: set[str] = set()
         self.has_latest = False
         self.latest_command: str | None = None
         self.outside = False
@@ -147,33 +146,27 @@ class Disarm:
 
     def step(self, event: Event, installation: Installation) -> None:
         if isinstance(event, ToolUse):
-            if event.name == "Agent" and event.input and isinstance(event.input.get("prompt"), str):
-                if layout.reviewer_phase(event.input["prompt"]) is not None:
-                    self.reviewers.add(event.tool_use_id)
-            elif _init_call(event, installation) is not None:
+            if event.name != "Bash" or not event.input:
+                return
+            command = event.input.get("command")
+            if init_arguments(command, installation.plangate) is not None:
                 self.outside = False
                 self.init_after = True
+            elif is_gate_render(command, installation.plangate):
+                self.gates.add(event.tool_use_id)
         elif isinstance(event, ToolResult):
-            if event.tool_use_id in self.reviewers and event.is_async:
-                self.launched.add(event.tool_use_id)
-        elif isinstance(event, TaskNotification):
-            self.notified.add(event.tool_use_id)
-        elif isinstance(event, EndTurn):
-            if self.launched <= self.notified:
-                self.turn_ended = True
+            if event.tool_use_id in self.gates:
+                self.gates.discard(event.tool_use_id)
+                if not event.is_error:
+                    self.outside = True  # the Final Approval Gate is written
         elif isinstance(event, HumanTurn):
             self.has_latest = True
             self.latest_command = event.command
             self.init_after = False
-            ours = skill_names.is_skill(event.command, layout.SKILL_NAME)
-            self.outside = not ours and self.turn_ended
 
     def dump(self) -> tuple[object, ...]:
         return (
-            list(self.reviewers),
-            list(self.launched),
-            list(self.notified),
-            self.turn_ended,
+            sorted(self.gates),
             self.has_latest,
             self.latest_command,
             self.outside,
@@ -183,15 +176,9 @@ class Disarm:
     @classmethod
     def load(cls, dumped: tuple[Any, ...] | list[Any]) -> Disarm:
         fold = cls()
-        reviewers, launched, notified, *flags = dumped
-        fold.reviewers, fold.launched, fold.notified = set(reviewers), set(launched), set(notified)
-        (
-            fold.turn_ended,
-            fold.has_latest,
-            fold.latest_command,
-            fold.outside,
-            fold.init_after,
-        ) = flags
+        gates, *flags = dumped
+        fold.gates = set(gates)
+        fold.has_latest, fold.latest_command, fold.outside, fold.init_after = flags
         return fold
 
 
@@ -201,13 +188,7 @@ class Disarm:
 def _init_call(use: ToolUse, installation: Installation) -> list[str] | None:
     if use.name != "Bash" or not use.input:
         return None
-    command = use.input.get("command")
-    if not isinstance(command, str) or "autoplan" not in command:
-        return None
-    call = literal_plangate_call(command, installation.plangate)
-    if call is None or call.subcommand != "init" or len(call.arguments) != 3:
-        return None
-    return call.arguments
+    return init_arguments(use.input.get("command"), installation.plangate)
 
 
 def bind(history: History, installation: Installation) -> Binding:
@@ -345,6 +326,10 @@ def reconstruct(
         if entry is None:
             continue
         if state.phase is None or number(entry) > number(state.phase):
+            try:
+                order_rule(state, entry, binding)
+            except Refusal:
+                continue  # an entry out of order cannot move the session on
             if state.phase is not None:
                 from plangate.guard.closing import require_publication
 
@@ -364,6 +349,8 @@ def reconstruct(
                 except Refusal:
                     continue  # an unpublished entry cannot move the session on
             state.phase, state.entry_order = entry, event.order
+            if state.furthest is None or number(entry) > number(state.furthest):
+                state.furthest = entry
             if entry in state.prepared:
                 state.checkpoints[entry] = state.prepared.pop(entry)
     return state
@@ -373,8 +360,6 @@ def _checkpoint_created(
     use: ToolUse, history: History, binding: Binding, installation: Installation
 ) -> tuple[str, str, int] | None:
     if use.name != "Bash" or not use.input or not isinstance(use.input.get("command"), str):
-        return None
-    if "autoplan" not in use.input["command"]:
         return None
     call = literal_plangate_call(use.input["command"], installation.plangate)
     if call is None or call.subcommand != "checkpoint" or len(call.arguments) != 2:

@@ -13,7 +13,7 @@ from plangate import skill_names
 from plangate.autoplan import layout
 from plangate.guard import calls, reasons
 from plangate.guard.decide import Disarm, Unproven, decide
-from plangate.guard.fold import Facts, GuardTracker, facts_of, init_pair, window_start
+from plangate.guard.fold import Facts, GuardTracker, facts_of, invocation_window
 from plangate.guard.observe import JOURNAL, PAYLOAD, Observation, observe
 from plangate.guard.outcome import Refusal
 from plangate.guard.state import Installation
@@ -21,12 +21,10 @@ from plangate.journal.events import Event, ToolResult, ToolUse
 from plangate.journal.owners import project_owners
 from plangate.journal.paths import is_owned_path
 from plangate.journal.reader import Verdict, read_journal
-from plangate.journal.records import Record
 from plangate.locations import claude_config_dir, journal_index_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
     from typing import Any
 
 FOLD_ENV = "PLANGATE_GUARD_FOLD"
@@ -285,35 +283,3 @@ def _newer_than_checked(version: str | None) -> bool:
     except ValueError:
         return False
     return numbers > CHECKED_VERSION
-
-
-def invocation_window(ordered: list[Record]) -> Iterable[Record]:
-    """The records the decision needs in full.
-
-    Every plangate Bash call and its results, and everything from the human turn before the
-    init that binds the invocation. A re-run init of the same plans (``reused: true``) keeps
-    the earlier binding, so the window reaches back over the whole trailing run of inits
-    naming the same active plan and restore point.
-    """
-    chosen: set[int] = set()
-    bash_ids: set[str] = set()
-    inits: list[tuple[int, tuple[str, ...] | None]] = []
-    for position, record in enumerate(ordered):
-        for event in record.events:
-            if isinstance(event, ToolUse) and event.name == "Bash":
-                command = event.input.get("command") if event.input else None
-                if command is None or "autoplan" in str(command):
-                    bash_ids.add(event.tool_use_id)
-                    chosen.add(position)
-                    if command is None or " init " in f" {command} ":
-                        inits.append((position, init_pair(command)))
-            elif isinstance(event, ToolResult) and event.tool_use_id in bash_ids:
-                chosen.add(position)
-    turns = [
-        position
-        for position, record in enumerate(ordered)
-        if any(event.kind == "human_turn" for event in record.events)
-    ]
-    start = window_start(turns, inits)
-    chosen.update(range(start, len(ordered)))
-    return [ordered[position] for position in sorted(chosen)]

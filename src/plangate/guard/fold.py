@@ -2,7 +2,7 @@
 
 A phase decision needs the whole session for a few facts only; everything else it reads
 from the current /autoplan invocation's **window** (from the human turn before the init that
-binds it, :func:`plangate.guard.evaluate.invocation_window`). :class:`GuardTracker` folds
+binds it, :func:`invocation_window`). :class:`GuardTracker` folds
 those facts over the owned records, in the form the full decision sees them (light events;
 a Bash call too large for the index reloaded in full, as the full decision's selection
 reloads it), and the reader keeps the state in the journal index
@@ -30,20 +30,21 @@ from __future__ import annotations
 
 from plangate import __version__
 from plangate.guard.decide import Disarm
-from plangate.guard.literal_calls import split_literal
+from plangate.guard.literal_calls import init_pair, kept_in_full, may_be_init
 from plangate.guard.state import Installation
-from plangate.journal.events import TaskNotification, ToolResult, ToolUse
+from plangate.journal.events import Event, TaskNotification, ToolResult, ToolUse
 from plangate.journal.joined import Joined
 from plangate.journal.records import Record
 from plangate.journal.window import Tracker, Window
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
     from typing import Any
 
     from plangate.journal.window import Reload
 
-VERSION = 2
+VERSION = 3
 
 
 class GuardTracker(Tracker):
@@ -92,22 +93,9 @@ class GuardTracker(Tracker):
         for offset, record in enumerate(records):
             at = position + offset
             events = record.events
-            picked = False
-            full = False
-            human = False
-            for event in events:
-                if isinstance(event, ToolUse) and event.name == "Bash":
-                    command = event.input.get("command") if event.input else None
-                    full = full or event.input is None
-                    if command is None or "autoplan" in str(command):
-                        bash.add(event.tool_use_id)
-                        picked = True
-                        if command is None or " init " in f" {command} ":
-                            inits.append([at, init_pair(command)])
-                elif isinstance(event, ToolResult) and event.tool_use_id in bash:
-                    picked = True
-                elif event.kind == "human_turn":
-                    human = True
+            marks = mark(events, bash)
+            picked, full, human = marks.picked, marks.full, marks.human
+            inits.extend([at, pair] for pair in marks.inits)
             if picked:
                 chosen.append(at)
             if human:
@@ -163,6 +151,63 @@ class GuardTracker(Tracker):
         return cut, [at for at in state["chosen"] if at < cut]
 
 
+class Marks:
+    """What the window selection notes of one record (:func:`mark`)."""
+
+    __slots__ = ("picked", "full", "human", "inits")
+
+    def __init__(self) -> None:
+        self.picked = False  # a plangate Bash call, or a result of one
+        self.full = False  # a Bash call too large for the index (its input reloads)
+        self.human = False  # a human turn
+        self.inits: list[tuple[str, ...] | None] = []  # the plans of each init call in it
+
+
+def mark(events: Sequence[Event], bash: Ordered | set[str]) -> Marks:
+    """The one place the window asks of a record's calls: is it a plangate Bash call (kept
+    with its results, its id added to ``bash``), and is it an init (with the plans it names,
+    :func:`~plangate.guard.literal_calls.init_pair`)? Both the fold and
+    :func:`invocation_window` ask here, so they select the same window."""
+    marks = Marks()
+    for event in events:
+        if isinstance(event, ToolUse) and event.name == "Bash":
+            command = event.input.get("command") if event.input else None
+            marks.full = marks.full or event.input is None
+            if kept_in_full(command):
+                bash.add(event.tool_use_id)
+                marks.picked = True
+                if may_be_init(command):
+                    marks.inits.append(init_pair(command))
+        elif isinstance(event, ToolResult) and event.tool_use_id in bash:
+            marks.picked = True
+        elif event.kind == "human_turn":
+            marks.human = True
+    return marks
+
+
+def invocation_window(ordered: list[Record]) -> Iterable[Record]:
+    """The records the decision needs in full.
+
+    Every plangate Bash call and its results, and everything from the human turn before the
+    init that binds the invocation. A re-run init of the same plans (``reused: true``) keeps
+    the earlier binding, so the window reaches back over the whole trailing run of inits
+    naming the same active plan and restore point.
+    """
+    chosen: set[int] = set()
+    bash: set[str] = set()
+    inits: list[tuple[int, tuple[str, ...] | None]] = []
+    turns: list[int] = []
+    for position, record in enumerate(ordered):
+        marks = mark(record.events, bash)
+        if marks.picked:
+            chosen.add(position)
+        if marks.human:
+            turns.append(position)
+        inits.extend((position, pair) for pair in marks.inits)
+    chosen.update(range(window_start(turns, inits), len(ordered)))
+    return [ordered[position] for position in sorted(chosen)]
+
+
 class Ordered:
     """A set that keeps its items in the order they came, so the saved state only grows
     (:mod:`plangate.journal.frames` then saves what was added)."""
@@ -181,15 +226,10 @@ class Ordered:
             self.seen.add(item)
             self.items.append(item)
 
-    def discard(self, item: str) -> None:
-        if item in self.seen:
-            self.seen.discard(item)
-            self.items.remove(item)
-
 
 def window_start(turns: list[int], inits: list[Any]) -> int:
     """The window's first position (for the fold and for
-    :func:`~plangate.guard.evaluate.invocation_window` alike): the last human turn (``turns``,
+    :func:`invocation_window` alike): the last human turn (``turns``,
     ascending positions) at or before the first init of the trailing run of ``inits``
     (``(position, plans)``) that names the same plans."""
     earliest = -1
@@ -238,11 +278,3 @@ class Facts:
     def ran_in(self, message_id: str) -> bool:
         """A tool call of this message has a result."""
         return message_id in self.ran
-
-
-def init_pair(command: object) -> tuple[str, ...] | None:
-    """The (active plan, restore point) an init command names, when it can be read."""
-    words = split_literal(command) if isinstance(command, str) else None
-    if words is None or len(words) != 6 or words[1:3] != ["autoplan", "init"]:
-        return None
-    return (words[4], words[5])

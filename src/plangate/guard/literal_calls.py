@@ -77,15 +77,62 @@ def split_literal(command: str) -> list[str] | None:
     return words or None
 
 
-def literal_plangate_call(command: str, executable: str) -> LiteralCall | None:
-    """The ``plangate autoplan <sub> …`` call ``command`` makes, when it is literal and runs
-    ``executable`` (this installation's plangate, compared by realpath)."""
+def literal_plangate_call(
+    command: str, executable: str, group: str = "autoplan"
+) -> LiteralCall | None:
+    """The ``plangate <group> <sub> …`` call ``command`` makes (``autoplan`` unless told),
+    when it is literal and runs ``executable`` (this installation's plangate, compared by
+    realpath)."""
+    if group not in command:
+        return None  # the cheap test first: most Bash commands are not plangate's
     words = split_literal(command)
-    if words is None or len(words) < 3 or words[1] != "autoplan":
+    if words is None or len(words) < 3 or words[1] != group:
         return None
     if not _same_file(words[0], executable):
         return None
     return LiteralCall(words[0], words[2], words[3:])
+
+
+def init_arguments(command: object, executable: str) -> list[str] | None:
+    """The three paths of a literal ``plangate autoplan init`` call, else None: the one
+    answer to "is this Bash command an init the guard can bind?"."""
+    if not isinstance(command, str):
+        return None
+    call = literal_plangate_call(command, executable)
+    if call is None or call.subcommand != "init" or len(call.arguments) != 3:
+        return None
+    return call.arguments
+
+
+def kept_in_full(command: object) -> bool:
+    """A Bash call the invocation's window keeps with its results: it names ``autoplan``
+    (every command /autoplan runs does: its path or its restore point) or it was too large
+    for the index (``None``: it is reloaded, and decided then)."""
+    return command is None or "autoplan" in str(command)
+
+
+def may_be_init(command: object) -> bool:
+    """Could be an init, as the window selection asks (coarse on purpose: the window may be
+    larger than needed, never smaller; :func:`init_arguments` decides what binds)."""
+    return command is None or " init " in f" {command} "
+
+
+def init_pair(command: object) -> tuple[str, ...] | None:
+    """The (active plan, restore point) an init command names, when it can be read; the
+    window reaches back over inits naming the same pair."""
+    words = split_literal(command) if isinstance(command, str) else None
+    if words is None or len(words) != 6 or words[1:3] != ["autoplan", "init"]:
+        return None
+    return (words[4], words[5])
+
+
+def is_gate_render(command: object, executable: str) -> bool:
+    """A literal ``plangate gate render <restore>`` call: the Final Approval Gate's write,
+    which ends the /autoplan invocation once it succeeds."""
+    if not isinstance(command, str):
+        return False
+    call = literal_plangate_call(command, executable, "gate")
+    return call is not None and call.subcommand == "render" and len(call.arguments) == 1
 
 
 def looks_like_unbindable_init(command: str) -> bool:

@@ -64,7 +64,6 @@ CROSS_PHASE_BATCH = "cross_phase_batch"
 INIT_MISMATCH = "init_mismatch"
 SNAPSHOT = "snapshot"
 DISPATCH_PROMPT = "dispatch_prompt"
-EVIDENCE = "evidence"
 PUBLICATION_REPEAT = "publication_repeat"
 # Corrective denials.
 PUBLICATION_MISSING = "publication_missing"
@@ -94,6 +93,16 @@ PUBLISH_HOW = (
     "tool call is the Bash no-op `true autoplan-published {phase}`, then enter the next phase "
     "in a later message."
 )
+
+LEAVE_TEXT = (
+    "If the person has moved on from this /autoplan run, stop following its phase files "
+    "(nothing else is guarded); to review the plan again from the start, run /autoplan "
+    "<plan path>, whose init begins a new run."
+)
+LEAVE_CODES = frozenset({"publication_missing", "close_required", "phase_order"})
+"""Appended to the denials a phase entry gets mid-pipeline: a typed turn does not end an
+/autoplan invocation (only its Final Approval Gate or a new init does), so this says how a
+person who really moved on leaves it."""
 
 FALLBACK_TEXT = (
     "Repeating this call cannot succeed in this session. Fallback: run /plan-ceo-review and "
@@ -203,7 +212,6 @@ TABLE: dict[str, tuple[str, str]] = {
         FALLBACK,
         "The reviewer prompt differs from the exact dispatchPrompt of the phase's checkpoint.",
     ),
-    EVIDENCE: (FALLBACK, "An /autoplan artifact the guard needed could not be parsed."),
     PUBLICATION_REPEAT: (
         FALLBACK,
         "The previous phase's report was already published in its own message once in this "
@@ -263,7 +271,10 @@ TABLE: dict[str, tuple[str, str]] = {
     ),
     PHASE_ORDER: (
         CORRECTIVE,
-        "A later phase cannot start before Phase 1 (CEO). Enter Phase 1 first.",
+        "This call enters a phase out of order: each phase starts only after the one before "
+        "it, in the order the invocation's init bound (Phase 1 CEO, then Design and DX where "
+        "the scope includes them, then Eng, then the task list). Enter the phase that is due "
+        "first.",
     ),
     HOOK_INPUT: (CORRECTIVE, "The guard could not read its input from Claude Code. " + _SETUP),
     ENTRY_TOO_LARGE: (
@@ -301,9 +312,22 @@ DETAIL_TEXT: dict[tuple[str, str], str] = {
     (UNRECOGNIZED_SHAPE, "cwd_spelling"): (
         "The journal's folder is the project folder spelled differently."
     ),
+    (UNRECOGNIZED_SHAPE, "compaction_unreachable"): (
+        "Records after a Claude Code compaction hang from a compact boundary whose logical "
+        "parent loops back instead of reaching the conversation's root, a layout plangate "
+        "does not read yet."
+    ),
 }
 
 DEFAULT_FACTS = {"phase": "<phase>"}
+_PHASE_LABELS = {
+    "ceo": "Phase 1 (CEO)",
+    "design": "Phase 2 (Design)",
+    "dx": "Phase 2.5 (DX)",
+    "eng": "Phase 3 (Eng)",
+    "tasks": "Phase 4 (Tasks)",
+}
+"""``phase_order`` details: the phase that is due, as its sentence names it."""
 _FIELD_MAX = 200
 
 
@@ -348,10 +372,14 @@ def text(code: str, detail: str | None = None, facts: dict[str, str] | None = No
         message = message.replace("{" + key + "}", value)
     if detail:
         extra = DETAIL_TEXT.get((base, detail))
+        if base == PHASE_ORDER and detail in _PHASE_LABELS:
+            extra = f"The phase that is due is {_PHASE_LABELS[detail]}."
         if extra is not None:
             message = f"{message} {extra}"
         elif base != UNRECOGNIZED_SHAPE:
             message = f"{message} Detail: {_clip(detail)}."
+    if base in LEAVE_CODES:
+        message = f"{message} {LEAVE_TEXT}"
     return message
 
 

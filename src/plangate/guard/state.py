@@ -45,10 +45,15 @@ class History:
 
 
 class PhaseState:
-    __slots__ = ("phase", "entry_order", "checkpoints", "prepared")
+    """The phase the session is in, where it entered it, and the furthest phase it reached
+    (a fresh checkpoint of an earlier phase reopens that phase: ``phase`` goes back,
+    ``furthest`` does not)."""
+
+    __slots__ = ("phase", "furthest", "entry_order", "checkpoints", "prepared")
 
     def __init__(self) -> None:
         self.phase: str | None = None
+        self.furthest: str | None = None
         self.entry_order = -1
         self.checkpoints: dict[str, str] = {}
         self.prepared: dict[str, str] = {}

@@ -38,7 +38,9 @@ PLAN = """\
 
 ## Goal
 
-Let people find a note by a word in it. Scope: design, dx
+Let people find a note by a word in it.
+
+Scope: design, dx
 
 ## Implementation plan
 

@@ -1,4 +1,8 @@
-"""E.4 Background reviewers keep the invocation armed until they report back."""
+"""E.4 Background reviewers, and typed turns around them: nothing typed disarms the guard.
+
+gstack ends the invocation at a request typed after the turn ended and every background
+reviewer reported back; plangate ends it only at its Final Approval Gate or a new init
+(docs/guard-deviations.md), so E.21's typed turns keep it armed too."""
 
 from __future__ import annotations
 
@@ -28,7 +32,7 @@ def test_e04_20_typed_turn_while_a_background_reviewer_runs_keeps_the_guard_arme
     assert_denied(outcome, "publication_missing", path="journal")
 
 
-def test_e04_21_typed_turn_after_the_notification_and_turn_end_disarms(
+def test_e04_21_typed_turn_after_the_notification_and_turn_end_keeps_the_guard_armed(
     flow: Flow, session: SimulatedSession
 ) -> None:
     reviewer = _ceo_closed_with_background_reviewer(flow)
@@ -37,7 +41,8 @@ def test_e04_21_typed_turn_after_the_notification_and_turn_end_disarms(
     session.end_turn("The reviewer reported; findings noted.")
     session.typed("Thanks. Show me the design checklist.")
     outcome = flow.attempt(flow.driver_read("design"))
-    assert_allowed(outcome, path="journal")
+    assert_denied(outcome, "publication_missing", path="journal")
+    assert "moved on from this /autoplan run" in outcome.text
 
 
 def test_e04_21b_notification_absorbed_mid_turn_counts_too(
@@ -47,7 +52,7 @@ def test_e04_21b_notification_absorbed_mid_turn_counts_too(
     session.notify(reviewer)  # queued_command attachment while the turn runs
     session.end_turn("Done for now.")
     session.typed("Unrelated: show me the design checklist.")
-    assert_allowed(flow.attempt(flow.driver_read("design")), path="journal")
+    assert_denied(flow.attempt(flow.driver_read("design")), "publication_missing", path="journal")
 
 
 def test_e04_22_captured_string_false_run_in_background_with_payload_without_it(

@@ -179,3 +179,71 @@ def test_e07_44_restore_header_line_endings(
     else:
         assert_denied(outcome, code, disposition="fallback")
         assert "Fallback:" in outcome.text
+
+
+# --- seed 000's init edge cases (issue 22) ------------------------------------------------
+
+
+def _init_call(flow: Flow) -> Call:
+    return Call.bash(flow.command("autoplan", "init", flow.plan, flow.plan, flow.restore), "init")
+
+
+@pytest.mark.parametrize("results", [0, 2])
+def test_e07_45_zero_or_duplicate_init_results_are_init_mismatch(
+    flow: Flow, session: SimulatedSession, results: int
+) -> None:
+    flow.start()
+    call = _init_call(flow)
+    session.message(calls=[call], run=results == 2)
+    if results == 2:
+        session.result(call, call.text)  # the same result written a second time
+    outcome = flow.attempt(flow.driver_read("ceo"))
+    assert_denied(outcome, "init_mismatch", disposition="fallback")
+    assert f"the init has {results} results" in outcome.text
+
+
+def test_e07_46_a_failed_init_after_a_good_one_is_init_failed(
+    flow: Flow, session: SimulatedSession
+) -> None:
+    flow.begin()
+    failed = _init_call(flow)
+    session.message(calls=[failed], run=False)
+    session.error_result(failed, "Exit code 1\nplangate: the restore point is busy")
+    outcome = flow.attempt(flow.driver_read("ceo"))
+    assert_denied(outcome, "init_failed", disposition="corrective")
+    assert "same three literal paths" in outcome.text
+
+
+def test_e07_47_a_later_good_init_binds_after_a_failed_one(
+    flow: Flow, session: SimulatedSession
+) -> None:
+    flow.start()
+    failed = _init_call(flow)
+    session.message(calls=[failed], run=False)
+    session.error_result(failed, "Exit code 1\nplangate: the plan cannot be read")
+    assert_denied(flow.attempt(flow.driver_read("ceo")), "init_failed")
+    flow.init()
+    assert_allowed(flow.attempt(flow.driver_read("ceo")))
+
+
+def test_e07_48_a_later_good_init_of_other_paths_rebinds(
+    flow: Flow, session: SimulatedSession
+) -> None:
+    flow.through("ceo")
+    second = os.path.join(flow.artifacts, "plan-restore-2.md")
+    assert flow.init(restore=second).json()["restorePath"] == second
+    # The new binding starts a new run: the CEO report of the first one does not count.
+    assert_denied(flow.attempt(flow.driver_read("design")), "phase_order")
+
+
+def test_e07_49_init_output_that_is_not_its_json_says_to_drop_the_cd(
+    flow: Flow, session: SimulatedSession
+) -> None:
+    flow.start()
+    call = _init_call(flow)
+    session.message(calls=[call], run=False)
+    session.result(call, "Switched to the project folder.\n{}")
+    outcome = flow.attempt(flow.driver_read("ceo"))
+    assert_denied(outcome, "init_failed", disposition="corrective")
+    assert "without a leading `cd`" in outcome.text
+    assert "Detail:" not in outcome.text

@@ -136,9 +136,11 @@ def test_e11_82_identical_timestamps_do_not_change_the_order(
     assert len({r.get("timestamp") for r in session.records if "uuid" in r}) == 1
 
 
-@pytest.mark.parametrize(("turn", "code"), [("typed", None), ("autoplan", "init_own")])
+@pytest.mark.parametrize(
+    ("turn", "code"), [("typed", "publication_missing"), ("autoplan", "init_own")]
+)
 def test_e11_83_turn_end_then_a_new_human_turn(
-    flow: Flow, session: SimulatedSession, turn: str, code: str | None
+    flow: Flow, session: SimulatedSession, turn: str, code: str
 ) -> None:
     _ceo_closed(flow)
     session.end_turn("Paused after the CEO close.")
@@ -147,10 +149,10 @@ def test_e11_83_turn_end_then_a_new_human_turn(
     else:
         flow.start()
     outcome = flow.attempt(flow.driver_read("design"))
-    if code is None:
-        assert_allowed(outcome)
-    else:
-        assert_denied(outcome, code)
+    assert_denied(outcome, code)
+    if turn == "typed":  # gstack would end the invocation here; plangate keeps it
+        assert "moved on from this /autoplan run" in outcome.text
+        assert "run /autoplan <plan path>" in outcome.text
 
 
 @pytest.mark.parametrize(
@@ -190,13 +192,13 @@ def test_e11_84_turn_end_without_a_typed_request_does_not_release(
     assert_denied(flow.attempt(flow.driver_read("design")), "publication_missing")
 
 
-def test_e11_85_same_restore_reinit_after_release_rearms_with_the_outstanding_report(
+def test_e11_85_a_typed_turn_and_a_same_restore_reinit_keep_the_outstanding_report(
     flow: Flow, session: SimulatedSession
 ) -> None:
     _ceo_closed(flow)
     session.end_turn("Paused.")
     session.typed("Show me the design checklist.")
-    assert_allowed(flow.attempt(flow.driver_read("design")))  # released
+    assert_denied(flow.attempt(flow.driver_read("design")), "publication_missing")
     again = flow.init()
     assert again.json()["reused"] is True
     assert_denied(flow.attempt(flow.driver_read("design")), "publication_missing")
@@ -226,7 +228,9 @@ def test_e11_86_journal_that_never_appears_is_journal_missing(
         write_denial=False,
     )
     assert_denied(outcome, "journal_missing", disposition="fallback", path="none")
-    assert 1.9 <= outcome.elapsed < 10
+    # How long the loop waits is proven on an injected clock (tests/guard/test_observe.py);
+    # here only that the real hook did wait: a busy machine can only make it longer.
+    assert outcome.elapsed >= 1.9
 
 
 @pytest.mark.slow
@@ -245,7 +249,7 @@ def test_e11_87_journal_that_appears_within_the_wait_is_read(
 
     outcome = session.hook(read, during=appear)
     assert_allowed(outcome, path="payload")
-    assert outcome.elapsed >= 1.0
+    assert outcome.elapsed >= 1.0  # it waited for the journal (a lower bound: load-proof)
 
 
 def test_e11_88_publication_result_written_while_the_hook_waits(
@@ -398,19 +402,21 @@ def test_e11_93_reader_refuses_a_symlinked_journal_and_ignores_an_unfinished_rec
 
 
 @pytest.mark.parametrize(
-    ("kind", "released"),
+    "kind",
     [
-        ("typed", True),
-        ("meta", False),
-        ("compact_summary", False),
-        ("tool_result", False),
-        ("task_notification_origin", False),
-        ("typed_without_turn_end", False),
+        "typed",
+        "meta",
+        "compact_summary",
+        "tool_result",
+        "task_notification_origin",
+        "typed_without_turn_end",
     ],
 )
-def test_e11_94_only_a_real_typed_turn_after_the_turn_ended_releases(
-    flow: Flow, session: SimulatedSession, kind: str, released: bool
+def test_e11_94_no_turn_of_any_kind_releases_an_unfinished_invocation(
+    flow: Flow, session: SimulatedSession, kind: str
 ) -> None:
+    """gstack releases at a real typed turn after the turn ended (the first case); plangate
+    releases at none (docs/guard-deviations.md)."""
     _ceo_closed(flow)
     if kind != "typed_without_turn_end":
         session.end_turn("Paused.")
@@ -451,11 +457,7 @@ def test_e11_94_only_a_real_typed_turn_after_the_turn_ended_releases(
             {"message": {"role": "user", "content": "Something unrelated."}},
             extra={"origin": {"kind": "task-notification"}, "promptSource": "system"},
         )
-    outcome = flow.attempt(flow.driver_read("design"))
-    if released:
-        assert_allowed(outcome)
-    else:
-        assert_denied(outcome, "publication_missing")
+    assert_denied(flow.attempt(flow.driver_read("design")), "publication_missing")
 
 
 def test_e11_95_compaction_keeps_the_invocation_and_its_summary_publishes_nothing(

@@ -87,10 +87,11 @@ def test_e12_100_an_earlier_unguarded_future_read_cannot_erase_the_missing_repor
 
 
 @pytest.mark.parametrize(
-    ("delivery", "code"), [("error", None), ("pending", "entry_pending"), ("denied", None)]
+    ("delivery", "code"),
+    [("error", "phase_order"), ("pending", "entry_pending"), ("denied", "phase_order")],
 )
 def test_e12_101_a_failed_or_pending_future_delivery_does_not_advance(
-    make_session: MakeSession, delivery: str, code: str | None
+    make_session: MakeSession, delivery: str, code: str
 ) -> None:
     session = make_session()
     flow = Flow(session, plan_with_scope("design"))
@@ -105,12 +106,12 @@ def test_e12_101_a_failed_or_pending_future_delivery_does_not_advance(
             "[plangate] denied for the test (code phase_order, "
             "Claude Code 2.1.332). Run `plangate explain phase_order`.",
         )
-    # Had Design been entered, Eng would need the Design report; it was not.
+    # Design was not entered, so it is still due: Eng is out of order, Design may run.
     outcome = flow.attempt(flow.driver_read("eng"))
-    if code is None:
-        assert_allowed(outcome)
-    else:
-        assert_denied(outcome, code)
+    assert_denied(outcome, code)
+    if code == "phase_order":
+        assert "The phase that is due is Phase 2 (Design)." in outcome.text
+        assert_allowed(flow.attempt(flow.driver_read("design")))
 
 
 def test_e12_102_failed_attempts_do_not_poison_the_same_phase_repair(
@@ -202,7 +203,7 @@ def test_e12_104_repair_tools_same_phase_artifacts_and_other_agents_are_allowed(
     assert plain.output == {} and plain.log == []
 
 
-def test_e12_105_rearming_excludes_reads_made_while_disarmed(
+def test_e12_105_reads_after_a_typed_turn_count_as_entries(
     make_session: MakeSession,
 ) -> None:
     session = make_session()
@@ -211,11 +212,10 @@ def test_e12_105_rearming_excludes_reads_made_while_disarmed(
     flow.work("ceo")
     session.end_turn("Paused.")
     session.typed("Unrelated: show me the eng checklist.")
-    flow.publish("ceo")  # while disarmed
-    assert_allowed(flow.attempt(flow.driver_read("eng")))  # disarmed: not an entry
-    flow.init()  # /autoplan resumes: the same restore point, reused
+    # A typed turn does not end the invocation: the Eng Read is an entry, judged as one.
+    assert_denied(flow.attempt(flow.driver_read("eng")), "publication_missing")
     flow.publish("ceo")
-    # Only the CEO phase was entered in the armed invocation: the next entry needs the CEO
-    # report (published), not an Eng report.
-    outcome = flow.attempt(flow.driver_read("tasks"))
-    assert_allowed(outcome)
+    assert_allowed(flow.attempt(flow.driver_read("eng")))  # the session is in Eng now
+    flow.init()  # /autoplan resumes: the same restore point, reused
+    # Eng was entered in this invocation: the task list needs the Eng close first.
+    assert_denied(flow.attempt(flow.driver_read("tasks")), "close_required")

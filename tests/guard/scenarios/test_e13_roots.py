@@ -292,3 +292,31 @@ def test_e13_117_troubleshooting_names_every_code_and_the_log() -> None:
     assert "autoplan-guard.jsonl" in page
     out, err = io.StringIO(), io.StringIO()
     assert explain("no_such_code", out, err) == EXIT_UNKNOWN
+
+
+@pytest.mark.parametrize("loop", ["logical_parent", "parent_links"])
+def test_e13_118_a_compact_boundary_whose_logical_parent_loops_back(
+    flow: Flow, session: SimulatedSession, loop: str
+) -> None:
+    """The seed's ``unrecognized_shape:compaction_unreachable``: the boundary's logical parent
+    names a record that descends from the boundary. It is an unverified allow with its own
+    explain text; a loop of parent links alone is still the ``cycle`` fallback."""
+    flow.begin()
+    flow.work("ceo")
+    later = str(uuid.uuid4())
+    session.journal.compact_boundary(logical_parent=later)
+    session.journal.compact_summary("Summary of the conversation so far.")
+    if loop == "logical_parent":
+        session.journal.text("Going on after the compaction.", uuid=later)
+    else:
+        session.journal.text("dead", uuid=later, parent=f"{later}-b")
+        session.journal.text("dead", uuid=f"{later}-b", parent=later)
+    outcome = flow.attempt(flow.driver_read("design"), write_denial=False)
+    if loop == "parent_links":
+        assert_denied(outcome, "cycle", disposition="fallback")
+        return
+    assert_unverified(outcome, "unrecognized_shape:compaction_unreachable", path="none")
+    assert "compact boundary whose logical parent loops back" in outcome.text
+    out = io.StringIO()
+    assert explain("unrecognized_shape:compaction_unreachable", out) == 0
+    assert "compaction_unreachable" in out.getvalue()

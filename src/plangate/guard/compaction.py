@@ -1,0 +1,77 @@
+"""Is a journal the reader refused as ``cycle`` really a compaction layout plangate cannot read?
+
+Claude Code links a compact boundary (``system``/``compact_boundary``, null ``parentUuid``) to
+the conversation before it through ``logicalParentUuid``, and the reader follows that link
+like a parent. When the boundary's logical parent loops back (it names a record that
+descends from the boundary) instead of reaching the conversation's root, the reader finds a
+loop. The seed calls that ``unrecognized_shape:compaction_unreachable``: an unverified allow,
+not the ``cycle`` fallback that ends /autoplan. A loop of ``parentUuid`` links alone is a
+damaged journal and stays ``cycle``.
+
+Run only after the reader refused the journal as ``cycle`` (rare), so it reads the file again
+on its own. Standard library and plangate only (hook path).
+"""
+
+from __future__ import annotations
+
+from plangate import jsonio
+
+DETAIL = "compaction_unreachable"
+_BOUNDARY = b'"compact_boundary"'
+
+
+def loops_only_through_a_boundary(path: str) -> bool:
+    """Every loop of the journal's links passes through a compact boundary's logical-parent
+    link: with ``parentUuid`` links alone the file has no loop, and with the boundaries'
+    ``logicalParentUuid`` links it has one."""
+    parents: dict[str, str] = {}
+    logical: dict[str, str] = {}
+    try:
+        with open(path, "rb") as handle:
+            for line in handle:
+                _link(line, parents, logical)
+    except OSError:
+        return False
+    if not logical or _has_loop(parents):
+        return False
+    return _has_loop({**parents, **logical})
+
+
+def _link(line: bytes, parents: dict[str, str], logical: dict[str, str]) -> None:
+    if b'"uuid"' not in line:
+        return
+    try:
+        record = jsonio.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, jsonio.JSONError):
+        return
+    if not isinstance(record, dict):
+        return
+    uuid, parent = record.get("uuid"), record.get("parentUuid")
+    if not isinstance(uuid, str):
+        return
+    if isinstance(parent, str):
+        parents[uuid] = parent
+    elif (
+        parent is None
+        and _BOUNDARY in line
+        and record.get("type") == "system"
+        and record.get("subtype") == "compact_boundary"
+        and isinstance(record.get("logicalParentUuid"), str)
+    ):
+        logical[uuid] = record["logicalParentUuid"]
+
+
+def _has_loop(links: dict[str, str]) -> bool:
+    done: set[str] = set()
+    for start in links:
+        if start in done:
+            continue
+        path: set[str] = set()
+        current: str | None = start
+        while current is not None and current not in done:
+            if current in path:
+                return True
+            path.add(current)
+            current = links.get(current)
+        done.update(path)
+    return False
