@@ -409,6 +409,80 @@ class CcSddFeature:
         return [line for line in lines if line.startswith("- [ ]")]
 
 
+SPEC = """# Feature Specification: notes search
+
+## User Scenarios & Testing
+
+### User Story 1 - Find notes by a word (Priority: P1)
+A note keeper types a word and sees the notes that contain it.
+
+**Acceptance Scenarios**:
+1. **Given** three notes, **When** the keeper searches for a word two of them hold, **Then**
+   both are listed in name order.
+
+## Requirements
+
+### Functional Requirements
+- **FR-001**: The system MUST list every note whose text contains the searched word.
+- **FR-002**: The system MUST return an empty list when no note contains it.
+
+## Success Criteria
+- **SC-001**: A search over 1,000 notes answers within one second.
+"""
+
+
+class SpecKitFeature:
+    """The first two phases of one feature of a spec-kit project: specify, then plan, where
+    the model runs the kit's own script (which finds the feature through ``.specify/feature.json``
+    and copies the plan template)."""
+
+    def __init__(self, project: Path, folder: str = "001-notes-search") -> None:
+        self.project = project
+        self.feature_dir = project / "specs" / folder
+        self.spec = self.feature_dir / "spec.md"
+        self.plan = self.feature_dir / "plan.md"
+        self.pointer = project / ".specify" / "feature.json"
+        self.folder = folder
+
+    def specify(self) -> Turn:
+        return Turn(
+            name="specify",
+            prompt=f"/speckit-specify {DESCRIPTION}",
+            skill="speckit-specify",
+            steps=(
+                tool_use("Bash", command=f"mkdir -p specs/{self.folder}", description="Spec dir"),
+                tool_use(
+                    "Read", file_path=str(self.project / ".specify/templates/spec-template.md")
+                ),
+                tool_use("Write", file_path=str(self.spec), content=SPEC),
+                tool_use(
+                    "Write",
+                    file_path=str(self.pointer),
+                    content=json.dumps({"feature_directory": f"specs/{self.folder}"}) + "\n",
+                ),
+                f"Spec ready in specs/{self.folder}. Next: /speckit-plan",
+            ),
+            leaves=(self.spec, self.pointer),
+        )
+
+    def plan_setup(self) -> Turn:
+        return Turn(
+            name="plan",
+            prompt="/speckit-plan Use the standard library only",
+            skill="speckit-plan",
+            steps=(
+                tool_use(
+                    "Bash",
+                    command=".specify/scripts/bash/setup-plan.sh --json",
+                    description="Set up the plan",
+                ),
+                tool_use("Read", file_path=str(self.plan)),
+                "The plan template is in place; filling it in comes next.",
+            ),
+            leaves=(self.plan,),
+        )
+
+
 def git_init(project: Path) -> None:
     """Makes ``project`` a git repository (kiro-impl commits each task)."""
     done = run_bounded(["git", "init", "-q", str(project)], timeout=60)

@@ -24,9 +24,17 @@ from tui import Tui, TuiPlayer
 from plangate.harness.autoplan import Player
 from plangate.harness.claude import ClaudeEnv
 from plangate.harness.standin import StandIn
-from testkit.kits import CC_SDD
+from testkit.kits import CC_SDD, SPEC_KIT
 from testkit.recorded import skills_loaded, tool_calls, tool_results, typed_commands
-from testkit.sdd_walk import TOOLS, CcSddFeature, Turn, TurnResult, git_init, walk
+from testkit.sdd_walk import (
+    TOOLS,
+    CcSddFeature,
+    SpecKitFeature,
+    Turn,
+    TurnResult,
+    git_init,
+    walk,
+)
 from tests.conftest import InstallKit
 
 pytestmark = pytest.mark.e2e
@@ -165,3 +173,34 @@ def test_the_first_two_phases_run_in_the_terminal_ui(tui_session: KitSession) ->
     assert spec["phase"] == "requirements-generated"
     assert spec["approvals"]["requirements"] == {"generated": True, "approved": False}
     assert "#### Acceptance Criteria" in feature.requirements.read_text()
+
+
+def test_spec_kit_specify_then_plan_with_its_own_script(
+    make_env: MakeEnv, install_kit: InstallKit
+) -> None:
+    """The second kit, of another shape: no feature argument, no approval flags; the plan
+    phase is entered by the model running the kit's script, which finds the feature through
+    ``.specify/feature.json`` and copies the plan template into the feature folder."""
+    player = Player([])
+    with StandIn(player) as model:
+        env = make_env(model)
+        install_kit(SPEC_KIT, env.project_dir)
+        git_init(env.project_dir)
+        feature = SpecKitFeature(env.project_dir)
+        turns = [feature.specify(), feature.plan_setup()]
+        done = walk(env, player, turns)
+    assert [d.result.ok for d in done] == [True, True], done[-1].result.describe()
+    for step in done:
+        journal = step.result.journal_path
+        assert journal is not None
+        assert_turn_loaded_its_skill(feature.project, journal, step.turn)
+        assert_writes_succeeded(journal)
+        for path in step.turn.leaves:
+            assert path.is_file(), f"{step.turn.name} left no {path}"
+    journal = done[-1].result.journal_path
+    assert journal is not None
+    (setup,) = [use for use, name, _ in tool_calls(journal) if name == "Bash"][-1:]
+    failed, printed = tool_results(journal)[setup]
+    assert not failed, printed
+    assert json.loads(printed.splitlines()[-1])["FEATURE_DIR"] == str(feature.feature_dir)
+    assert "# Implementation Plan" in feature.plan.read_text()
