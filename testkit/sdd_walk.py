@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -253,6 +253,10 @@ class CcSddFeature:
     def bash(self, command: str, description: str) -> TurnLike:
         return tool_use("Bash", command=command, description=description)
 
+    def skill(self, name: str, args: str = "") -> TurnLike:
+        """The model's own Skill tool call (the CLI refuses it for a typed-only skill)."""
+        return tool_use("Skill", skill=name, args=args or self.feature)
+
     def tick(self, line: str) -> TurnLike:
         """Edits tasks.md: the task line ``line`` (without its checkbox) becomes ``[x]``."""
         return tool_use(
@@ -402,6 +406,38 @@ class CcSddFeature:
             self.approve_tasks(),
             self.impl(),
         ]
+
+    # --- the ways off the path (what the contracts must refuse or hold) -----------------
+
+    def impl_before_approval(self) -> list[Turn]:
+        """The happy path without the person's approval of the tasks."""
+        return [t for t in self.happy_path() if t.name != "approve-tasks"]
+
+    def self_approval(self) -> list[Turn]:
+        """The tasks turn sets ``tasks.approved`` itself, no person asked; then impl."""
+        path = [t for t in self.happy_path() if t.name != "approve-tasks"]
+        at = [t.name for t in path].index("tasks")
+        tasks = path[at]
+        approved = self.write_spec("tasks-generated", PHASES, PHASES)
+        path[at] = replace(tasks, steps=(*tasks.steps[:-1], approved, "Tasks approved."))
+        return path
+
+    def source_edit_in_requirements(self) -> list[Turn]:
+        """The first two turns, the requirements turn also writing source code."""
+        requirements = self.requirements_phase()
+        early = self.write(self.source, SOURCE)
+        steps = (*requirements.steps[:-1], early, requirements.steps[-1])
+        return [self.spec_init(), replace(requirements, steps=steps)]
+
+    def stop_with_open_tasks(self) -> list[Turn]:
+        """The happy path whose implementation ticks only task 1.1 and stops."""
+        path = self.happy_path()
+        impl = path[-1]
+        kept = tuple(
+            s for s in impl.steps if s not in (self.tick("1.2 Return"), self.tick("1. Search"))
+        )
+        path[-1] = replace(impl, steps=kept)
+        return path
 
     def open_tasks(self) -> list[str]:
         """The task lines of tasks.md still unticked."""

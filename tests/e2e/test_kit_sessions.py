@@ -204,3 +204,55 @@ def test_spec_kit_specify_then_plan_with_its_own_script(
     assert not failed, printed
     assert json.loads(printed.splitlines()[-1])["FEATURE_DIR"] == str(feature.feature_dir)
     assert "# Implementation Plan" in feature.plan.read_text()
+
+
+def test_the_model_may_call_phase_skills_but_not_kiro_impl(session: KitSession) -> None:
+    """The model's Skill call loads a phase skill (journaled after the tool result, with its
+    ``sourceToolUseID``); for typed-only kiro-impl the CLI itself answers with an error."""
+    feature = session.feature
+    status = Turn(
+        name="status",
+        prompt="Where is the notes-search spec at?",
+        steps=(feature.skill("kiro-spec-status"), feature.skill("kiro-impl"), "Checked."),
+    )
+    (turn,) = walk(session.env, session.player, [status], allowed_tools=[*TOOLS, "Skill"])
+    assert turn.result.ok, turn.result.describe()
+    journal = turn.result.journal_path
+    assert journal is not None
+    results = tool_results(journal)
+    outcome = {
+        tool_input["skill"]: results[use]
+        for use, name, tool_input in tool_calls(journal)
+        if name == "Skill"
+    }
+    assert outcome["kiro-spec-status"] == (False, "Launching skill: kiro-spec-status")
+    failed, said = outcome["kiro-impl"]
+    assert failed and "disable-model-invocation" in said
+    assert [name for name, _, _ in skills_loaded(journal)] == ["kiro-spec-status"]
+    assert typed_commands(journal) == []
+
+
+OFF_THE_PATH = ["impl_before_approval", "self_approval", "source_edit_in_requirements"]
+
+
+@pytest.mark.parametrize("variant", [*OFF_THE_PATH, "stop_with_open_tasks"])
+def test_without_a_contract_nothing_holds_the_kit_to_its_phases(
+    session: KitSession, variant: str
+) -> None:
+    """The baseline the workflow contracts change: with only the kit's prose, each way off
+    the path goes through to its end (the contract tests assert refusals and holds here)."""
+    feature = session.feature
+    turns: list[Turn] = getattr(feature, variant)()
+    done = walk(session.env, session.player, turns)
+    assert [d.result.ok for d in done] == [True] * len(turns), done[-1].result.describe()
+    spec = json.loads(feature.spec.read_text())
+    if variant == "impl_before_approval":
+        assert spec["approvals"]["tasks"]["approved"] is False
+        assert feature.source.is_file() and feature.open_tasks() == []
+    elif variant == "self_approval":
+        assert spec["approvals"]["tasks"]["approved"] is True
+        assert not any("approve the tasks" in t.prompt for t in turns)
+    elif variant == "source_edit_in_requirements":
+        assert spec["phase"] == "requirements-generated" and feature.source.is_file()
+    else:
+        assert [line[:9] for line in feature.open_tasks()] == ["- [ ] 1. ", "- [ ] 1.2"]
