@@ -1,7 +1,9 @@
 # Two commands do everything on a fresh machine:
 #   make demo   installs what plangate needs, then runs a real Claude Code session on the stand-in model
-#   make test   installs what the tests need (Python packages, Claude Code, PostgreSQL,
-#               Chromium and tmux from apt when missing, and as root an unprivileged test user),
+#   make test   installs what the tests need (Python packages, Claude Code, the spec-driven kits
+#               the workflow-contract tests install into projects (cc-sdd from npm, spec-kit
+#               from PyPI, both pinned), PostgreSQL, Chromium and tmux from apt when missing,
+#               and as root an unprivileged test user),
 #               then runs lint, types (mypy --strict on src, testkit, tests and benchmarks) and the whole
 #               test suite. CI (.ci/run) also sets PLANGATE_REQUIRE_ALL=1: a test that would skip
 #               for want of something CI has (the transcript corpus, PostgreSQL, Chromium, the
@@ -12,6 +14,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 CLAUDE := node_modules/@anthropic-ai/claude-code-linux-x64/claude
+CC_SDD := node_modules/.bin/cc-sdd
+# npm ci installs everything of package-lock.json (Claude Code, cc-sdd) and leaves this stamp.
+NODE_TOOLS := node_modules/.plangate-installed
+SPEC_KIT := .kits/spec-kit
 
 .PHONY: demo test test-fast setup services lint types pytest bench clean
 
@@ -25,7 +31,7 @@ test: setup services lint types pytest
 test-fast: setup lint types
 	$(BIN)/pytest -q -m 'not e2e and not slow and not fuzz'
 
-setup: $(VENV)/.installed $(CLAUDE)
+setup: $(VENV)/.installed $(NODE_TOOLS) $(SPEC_KIT)/.installed
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "plangate needs Python 3.11 or newer"'
@@ -34,9 +40,17 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $@
 
-$(CLAUDE): package.json package-lock.json
+$(NODE_TOOLS): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	$(CLAUDE) --version
+	$(CC_SDD) --version
+	touch $@
+
+# spec-kit (specify-cli) in a virtual environment of its own: its dependencies stay out of .venv.
+$(SPEC_KIT)/.installed: testkit/spec-kit-requirements.txt
+	$(PYTHON) -m venv $(SPEC_KIT)
+	$(SPEC_KIT)/bin/python -m pip install --quiet -r testkit/spec-kit-requirements.txt
+	$(SPEC_KIT)/bin/specify version > /dev/null
 	touch $@
 
 services:
@@ -56,4 +70,4 @@ bench: setup
 	$(BIN)/python -m benchmarks.journal_decision
 
 clean:
-	rm -rf $(VENV) node_modules .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) node_modules .kits .pytest_cache .mypy_cache .ruff_cache

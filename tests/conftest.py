@@ -10,8 +10,9 @@ saved, and the suite proves that path gives the same decisions.
 **Nothing CI has may be skipped.** With ``PLANGATE_REQUIRE_ALL=1`` (``.ci/run`` sets it), a
 test or a test module skipped for want of something CI provides (:data:`CI_NEEDS`: the
 transcript corpus in ``../shared/corpus``, PostgreSQL, Chromium, the Claude Code CLI, tmux,
-git, the unprivileged test user) fails instead, so a missing corpus fails CI rather than
-quietly dropping a module. Without the switch such tests skip, saying what is missing.
+git, the unprivileged test user, the pinned spec-driven kits of :mod:`testkit.kits`) fails
+instead, so a missing corpus fails CI rather than quietly dropping a module. Without the
+switch such tests skip, saying what is missing.
 
 **Property tests on a busy machine.** Hypothesis's timing checks (a per-example deadline, the
 warning that drawing inputs is slow) measure the machine, not plangate: with the suite, CI
@@ -31,11 +32,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+from testkit.kits import Kit, KitCache, KitMissing
 
 settings.register_profile("plangate", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("plangate")
@@ -57,6 +60,7 @@ CI_NEEDS: dict[str, tuple[str, ...]] = {
     "bubblewrap": ("bubblewrap",),
     "git": ("git is not installed",),
     "an unprivileged user": ("unprivileged user",),
+    "the spec-driven kits (cc-sdd, spec-kit)": ("cc-sdd", "specify-cli"),
 }
 TEST_USER = "plangate-test"
 SRC = str(Path(__file__).resolve().parents[1] / "src")
@@ -133,6 +137,32 @@ def pytest_make_collect_report(
     report = yield
     _fail_if_required(report)
     return report
+
+
+# -- third-party kits installed as their users install them ------------------------------
+
+
+@pytest.fixture(scope="session")
+def kit_cache(tmp_path_factory: pytest.TempPathFactory) -> KitCache:
+    """Runs each kit's installer once per test session (see :mod:`testkit.kits`)."""
+    return KitCache(tmp_path_factory.mktemp("kits"))
+
+
+InstallKit = Callable[[Kit, Path], Path]
+
+
+@pytest.fixture
+def install_kit(kit_cache: KitCache) -> InstallKit:
+    """Installs a kit into a project folder (a copy of this session's real installation);
+    a kit that cannot be installed skips the test with the reason, which CI does not allow."""
+
+    def install(kit: Kit, project: Path) -> Path:
+        try:
+            return kit_cache.install(kit, project)
+        except KitMissing as error:
+            pytest.skip(str(error))
+
+    return install
 
 
 # -- checks root cannot make --------------------------------------------------------------

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from plangate.harness.autoplan import AutoplanProject, Step
+from testkit import recorded
 
 
 def claude_json(project: AutoplanProject, claude_bin: Path, *args: str) -> Any:
@@ -55,14 +56,8 @@ def install_plugin(project: AutoplanProject, claude_bin: Path, *setup_args: str)
 
 
 def typed_commands(journal: Path) -> list[str]:
-    """The slash commands the journal records as typed, in order."""
-    found = []
-    for line in journal.read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
-        content = record.get("message", {}).get("content") if record.get("type") == "user" else None
-        if isinstance(content, str) and "<command-name>" in content:
-            found.append(content.split("<command-name>")[1].split("</command-name>")[0])
-    return found
+    """The slash commands the journal records as typed, in order (names only)."""
+    return [name for name, _args in recorded.typed_commands(journal)]
 
 
 def design_before_the_ceo_report(project: AutoplanProject, done: str) -> list[Step]:

@@ -1,0 +1,114 @@
+"""The pinned third-party kits install into projects as their users install them.
+
+These are the kits the workflow-contract tests hold to their phases; what is checked here is
+what those tests rely on: the installer of the pinned version runs offline, leaves its skills
+where Claude Code loads project skills, and each test gets a copy of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from testkit.kits import CC_SDD, SPEC_KIT, Kit, KitCache, KitMissing, run_installer
+from tests.conftest import InstallKit, ci_need
+
+pytestmark = pytest.mark.slow
+
+KIRO_SKILLS = {
+    *("kiro-debug", "kiro-discovery", "kiro-impl", "kiro-review", "kiro-spec-batch"),
+    *("kiro-spec-design", "kiro-spec-init", "kiro-spec-quick", "kiro-spec-requirements"),
+    *("kiro-spec-status", "kiro-spec-tasks", "kiro-steering", "kiro-steering-custom"),
+    *("kiro-validate-design", "kiro-validate-gap", "kiro-validate-impl"),
+    "kiro-verify-completion",
+}
+
+
+def frontmatter(skill: Path) -> dict[str, str]:
+    """The top-level ``key: value`` lines of a SKILL.md's frontmatter."""
+    head = skill.read_text(encoding="utf-8").split("---")[1]
+    found = re.findall(r"^([\w-]+):[ \t]*(.*)$", head, flags=re.M)
+    return {key: value.strip().strip('"') for key, value in found}
+
+
+def test_cc_sdd_installs_its_seventeen_kiro_skills(install_kit: InstallKit, tmp_path: Path) -> None:
+    project = install_kit(CC_SDD, tmp_path / "project")
+    assert set(CC_SDD.skills(project)) == KIRO_SKILLS
+    typed_only = {
+        name
+        for name in KIRO_SKILLS
+        if frontmatter(project / ".claude/skills" / name / "SKILL.md").get(
+            "disable-model-invocation"
+        )
+        == "true"
+    }
+    assert typed_only == {"kiro-impl", "kiro-discovery"}
+    init = json.loads((project / ".kiro/settings/templates/specs/init.json").read_text())
+    assert init["phase"] == "initialized"
+    assert set(init["approvals"]) == {"requirements", "design", "tasks"}
+    assert init["ready_for_implementation"] is False
+    assert "- [ ] {{NUMBER}}." in (project / ".kiro/settings/templates/specs/tasks.md").read_text()
+
+
+def test_spec_kit_installs_its_speckit_skills(install_kit: InstallKit, tmp_path: Path) -> None:
+    project = install_kit(SPEC_KIT, tmp_path / "project")
+    skills = SPEC_KIT.skills(project)
+    assert {"speckit-specify", "speckit-plan", "speckit-tasks", "speckit-implement"} <= set(skills)
+    assert all(name.startswith("speckit-") for name in skills)
+    options = json.loads((project / ".specify/init-options.json").read_text())
+    assert options["speckit_version"] == SPEC_KIT.version
+    assert options["integration"] == "claude"
+
+
+def test_each_project_gets_a_copy_of_its_own(install_kit: InstallKit, tmp_path: Path) -> None:
+    first = install_kit(CC_SDD, tmp_path / "one")
+    (first / "CLAUDE.md").write_text("changed by a test\n", encoding="utf-8")
+    (first / ".claude/skills/kiro-impl/SKILL.md").unlink()
+    second = install_kit(CC_SDD, tmp_path / "two")
+    assert (second / ".claude/skills/kiro-impl/SKILL.md").is_file()
+    assert "changed by a test" not in (second / "CLAUDE.md").read_text()
+
+
+def test_a_kit_installs_beside_the_projects_own_files(
+    install_kit: InstallKit, tmp_path: Path
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "app.py").write_text("print('hi')\n", encoding="utf-8")
+    install_kit(CC_SDD, project)
+    assert (project / "app.py").read_text() == "print('hi')\n"
+    assert (project / ".claude/skills/kiro-spec-init/SKILL.md").is_file()
+
+
+def test_an_installer_that_fails_names_the_kit_and_the_remedy(tmp_path: Path) -> None:
+    broken = Kit("cc-sdd", "0.0.0", installer=lambda kit: ["false"], leaves=())
+    with pytest.raises(KitMissing) as raised:
+        run_installer(broken, tmp_path / "p", tmp_path / "h")
+    message = str(raised.value)
+    assert "cc-sdd 0.0.0 installer exited 1" in message and "make setup" in message
+    assert ci_need(message) is not None  # CI does not let a test skip for it
+
+
+def test_a_missing_installer_is_reported_once_per_session(tmp_path: Path) -> None:
+    calls: list[str] = []
+
+    def absent(kit: Kit) -> list[str]:
+        calls.append(kit.name)
+        raise KitMissing(f"{kit.label} (specify-cli) is not installed: run `make setup`")
+
+    cache = KitCache(tmp_path)
+    kit = Kit("spec-kit", "9.9.9", installer=absent, leaves=())
+    for _ in range(2):
+        with pytest.raises(KitMissing, match="specify-cli"):
+            cache.install(kit, tmp_path / "project")
+    assert calls == ["spec-kit"]
+    assert not (tmp_path / "project").exists()
+
+
+def test_an_installer_that_leaves_too_little_fails(tmp_path: Path) -> None:
+    kit = Kit("cc-sdd", "3.0.2", installer=lambda kit: ["true"], leaves=("CLAUDE.md",))
+    with pytest.raises(KitMissing, match=r"left no CLAUDE\.md"):
+        run_installer(kit, tmp_path / "p", tmp_path / "h")
