@@ -21,7 +21,7 @@ SPEC_KIT := .kits/spec-kit
 
 .PHONY: demo test test-fast setup services lint types pytest bench clean
 
-demo: setup
+demo: $(VENV)/.installed $(NODE_TOOLS)
 	$(BIN)/plangate demo
 
 test: setup services lint types pytest
