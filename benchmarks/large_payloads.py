@@ -76,7 +76,7 @@ def run(case: str, megabytes: float, folder: str) -> tuple[float, int, int, str]
     environ = {k: v for k, v in os.environ.items() if not k.startswith(("PLANGATE_", "CLAUDE"))}
     environ.update(PLANGATE_STATE_ROOT=os.path.join(folder, "state"), PLANGATE_CEO_REVIEW_GATE="on")
     command = f"from {ENTRIES[event]} import main; "
-    command += "from plangate.hooks.runtime import run_process; run_process(main)"
+    command += "from plangate.hook_io.runtime import run_process; run_process(main)"
     unit = len(b"Summarise this part. ")
     total = int(megabytes * 1_000_000) // unit * unit  # the message ends on a whole sentence
     started = time.perf_counter()

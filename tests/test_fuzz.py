@@ -143,8 +143,8 @@ def test_garbage_hook_payloads_get_one_json_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from plangate.gates.entry import run_gate_hook
+    from plangate.hook_io.runtime import run_hook
     from plangate.hooks import pre_tool_use
-    from plangate.hooks.runtime import run_hook
 
     monkeypatch.setenv("PLANGATE_CEO_REVIEW_GATE", "on")
     monkeypatch.setenv("PLANGATE_SKILL_GATE_DEADLINE_MS", "200")

@@ -3,7 +3,7 @@
 Claude Code waits for a hook's process to end before the tool call goes on, and some of
 what a hook does serves only later hook runs: saving the journal index after the first read
 of a long session takes tens of milliseconds at 100 MB. A process started by a registered
-hook command (:func:`plangate.hooks.runtime.run_process`) accepts such work: :func:`defer`
+hook command (:func:`plangate.hook_io.runtime.run_process`) accepts such work: :func:`defer`
 keeps it, and once the answer is written and flushed, ``run_process`` forks. The parent
 ends at once; the child, in a session of its own with its standard streams on ``/dev/null``
 (so no pipe of Claude Code's stays open), does the work (:func:`drain`) and ends. Anywhere

@@ -16,7 +16,7 @@ any other exception in a run is a bug: the run is marked ``errored`` and the tra
 logged in the run's folder (``docs/runs-design.md``).
 
 Errors become exit codes in exactly one place: :func:`plangate.cli.main`, from the command's
-:class:`ExitCodes` table. Hooks never raise to Claude Code: :mod:`plangate.hooks.runtime`
+:class:`ExitCodes` table. Hooks never raise to Claude Code: :mod:`plangate.hook_io.runtime`
 turns every failure into the documented outcome.
 """
 

@@ -143,7 +143,7 @@ def hook_command(module: str, python: str | None = None, root: str | None = None
 def _entry(module: str, defer: bool = True) -> str:
     return (
         "import gc; gc.disable(); import sys; sys.path.insert(0, sys.argv.pop(1)); "
-        f"from {module} import main; from plangate.hooks.runtime import run_process; "
+        f"from {module} import main; from plangate.hook_io.runtime import run_process; "
         f"run_process(main{'' if defer else ', defer=False'})"
     )
 

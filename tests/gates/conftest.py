@@ -130,7 +130,7 @@ class Env:
                 sys.executable,
                 "-c",
                 f"from {module} import main; "
-                "from plangate.hooks.runtime import run_process; run_process(main)",
+                "from plangate.hook_io.runtime import run_process; run_process(main)",
             ],
             input=data,
             capture_output=True,

@@ -19,7 +19,7 @@ from tests.gates.conftest import RANKED, Env, ceo_session, write_file
 # As the registration runs it (plangate.hook_registry.hook_command).
 ENTRY = (
     "from plangate.hooks.subagent_stop import main; "
-    "from plangate.hooks.runtime import run_process; run_process(main)"
+    "from plangate.hook_io.runtime import run_process; run_process(main)"
 )
 
 
@@ -237,7 +237,7 @@ def _hooks_at_once(env: Env, payload: dict[str, Any], count: int, **environ: str
     base.update(environ)
     entry = (
         "from plangate.hooks.stop import main; "
-        "from plangate.hooks.runtime import run_process; run_process(main)"
+        "from plangate.hook_io.runtime import run_process; run_process(main)"
     )
     processes = [
         subprocess.Popen(

@@ -24,7 +24,7 @@ from tests.gates.conftest import Env, ceo_session
 
 GUARD = (
     "from plangate.hooks.pre_tool_use import main; "
-    "from plangate.hooks.runtime import run_process; run_process(main)"
+    "from plangate.hook_io.runtime import run_process; run_process(main)"
 )
 PRECIOUS = b"the user's own file\n"
 

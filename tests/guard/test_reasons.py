@@ -99,6 +99,8 @@ def test_table_is_exactly_the_seed_codes_with_their_dispositions() -> None:
         for kind, codes in SEED_CODES.items()
     }
     assert table == expected
+
+
 PLANGATE_CODES = {reasons.UNVERIFIED: {"guard_timeout"}, reasons.CORRECTIVE: {"entry_too_large"}}
 """Codes plangate adds to the seed's: the guard's own deadline (issue 14), a phase entry
 whose payload is over the read limit (issue 24)."""

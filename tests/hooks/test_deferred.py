@@ -54,7 +54,7 @@ def _run(
     entry = (
         ("" if fork else "import os; del os.fork; ")  # as on Windows
         + f"import sys; sys.path[:0] = [{SRC!r}, {str(tmp_path)!r}]; "
-        "from slow_hook import main; from plangate.hooks.runtime import run_process; "
+        "from slow_hook import main; from plangate.hook_io.runtime import run_process; "
         f"run_process(main, defer={defer})"
     )
     started = time.monotonic()

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import plangate.guard
+import plangate.hook_io
 import plangate.hooks
 import plangate.journal
 from plangate.journal.fast import OPTIONAL
@@ -30,7 +31,7 @@ HOOK_PATH_MODULES = sorted(
     ]
     + [
         f"{package.__name__}.{info.name}"
-        for package in (plangate.hooks, plangate.guard, plangate.journal)
+        for package in (plangate.hooks, plangate.hook_io, plangate.guard, plangate.journal)
         for info in pkgutil.iter_modules(package.__path__)
     ]
 )
@@ -79,7 +80,7 @@ def test_probe_sees_imports() -> None:
 
 
 def test_module_list_is_not_empty() -> None:
-    assert "plangate.hooks.runtime" in HOOK_PATH_MODULES
+    assert "plangate.hook_io.runtime" in HOOK_PATH_MODULES
     assert {"plangate.guard.evaluate", "plangate.journal.index"} <= set(HOOK_PATH_MODULES)
     assert json.loads("[]") == []
 

@@ -20,7 +20,7 @@ from plangate.autoplan import layout
 
 ENTRY = (
     "from plangate.hooks.pre_tool_use import main; "
-    "from plangate.hooks.runtime import run_process; run_process(main)"
+    "from plangate.hook_io.runtime import run_process; run_process(main)"
 )
 SESSION = "0f3e2c1a-1111-4222-8333-444455556666"
 BIG = 70 * 1024

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from plangate.hooks import payload_scan
-from plangate.hooks.payload_scan import KEEP_BYTES, Scan, scan
-from plangate.hooks.runtime import HookInputError
+from plangate.hook_io import payload_scan
+from plangate.hook_io.payload_scan import KEEP_BYTES, Scan, scan
+from plangate.hook_io.runtime import HookInputError
 
 
 class CountingStream(io.BytesIO):

@@ -12,7 +12,7 @@ import pytest
 ENTRY = textwrap.dedent(
     """
     import sys
-    from plangate.hooks.runtime import run_hook
+    from plangate.hook_io.runtime import run_hook
 
     def decide(payload):
         if payload.get("crash"):

@@ -33,7 +33,7 @@ def registered(module: str) -> str:
     """The command setup registers: no `site`, plangate's folder as the one argument."""
     entry = (
         "import gc; gc.disable(); import sys; sys.path.insert(0, sys.argv.pop(1)); "
-        f"from {module} import main; from plangate.hooks.runtime import run_process; "
+        f"from {module} import main; from plangate.hook_io.runtime import run_process; "
     )
     return f'"{PY}" -S -c \'{entry}run_process(main)\' "{ROOT}"'
 

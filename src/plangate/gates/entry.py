@@ -1,9 +1,9 @@
 """stdin → the gates → one JSON line on stdout, exit 0. Never a traceback, never a block
 because something broke.
 
-Like :func:`plangate.hooks.runtime.run_hook`, but a Stop payload carries the turn's last
+Like :func:`plangate.hook_io.runtime.run_hook`, but a Stop payload carries the turn's last
 message, so up to 1 MiB is read whole (not 64 KiB). A larger one is read field by field
-(:mod:`plangate.hooks.payload_scan`): the gates need every field but only the end of the
+(:mod:`plangate.hook_io.payload_scan`): the gates need every field but only the end of the
 last message (to find it in the transcript and to see whether it asks the user something),
 so it keeps the last 64 KiB of ``last_assistant_message`` and is judged like any other. An
 unusable payload is ``GATE_BAD_PAYLOAD``. While both gates are off the hook reads its
@@ -17,14 +17,14 @@ import os
 import sys
 
 from plangate import jsonio
-from plangate.hooks import runtime
+from plangate.hook_io import runtime
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import BinaryIO, TextIO
 
-    from plangate.hooks.protocol import Output
+    from plangate.hook_io.protocol import Output
 
 PAYLOAD_MAX_BYTES = 1024 * 1024
 TAIL_KEYS = ("last_assistant_message",)
@@ -42,7 +42,7 @@ def _parse(data: bytes) -> dict[str, object] | str:
 def read_large(head: bytes, stream: BinaryIO) -> dict[str, object] | str:
     """A payload over :data:`PAYLOAD_MAX_BYTES` (see the module docstring), or why it is
     unusable."""
-    from plangate.hooks import payload_scan
+    from plangate.hook_io import payload_scan
 
     try:
         seen = payload_scan.scan(head, stream, lambda _: False, TAIL_KEYS)

@@ -30,7 +30,7 @@ from plangate.gates.errors import (
 )
 from plangate.gates.gate import AUTOPLAN, CEO_REVIEW, SUBAGENT_STOP, Gate, gates_for
 from plangate.gates.timing import Deadline, deadline_ms, utc_timestamp
-from plangate.hooks.protocol import block_stop, no_decision
+from plangate.hook_io.protocol import block_stop, no_decision
 from plangate.journal.events import ToolUse
 from plangate.journal.identity import valid_session_id
 
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
     from plangate.gates.judgement import Context, Judgement
     from plangate.gates.transcript import View
-    from plangate.hooks.protocol import Output, Payload
+    from plangate.hook_io.protocol import Output, Payload
     from plangate.journal.events import Event
 
 BLOCK_CAP = 3

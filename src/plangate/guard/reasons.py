@@ -18,11 +18,11 @@ Hook path: standard library only, no ``re``/``json``/``typing`` at runtime.
 
 from __future__ import annotations
 
-from plangate.hooks import protocol
+from plangate.hook_io import protocol
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from plangate.hooks.protocol import Output
+    from plangate.hook_io.protocol import Output
 
 ALLOW = "allow"
 UNVERIFIED = "unverified"

@@ -1,4 +1,5 @@
-"""Claude Code hook entry points and their shared runtime. Standard library only.
+"""Claude Code hook entry points (their protocol and runtime: :mod:`plangate.hook_io`).
+Standard library only.
 
 A hook process starts on every matching tool call, so these modules import only the standard
 library and plangate's own hook-path modules; ``tests/hooks/test_imports.py`` checks that.

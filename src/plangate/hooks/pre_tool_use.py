@@ -11,7 +11,7 @@ A decision not made within the guard's deadline (``PLANGATE_GUARD_DEADLINE_MS``,
 default, at most 20 s: below the 25 s the hook is registered with) is the unverified
 ``guard_timeout``, logged like every decision, so Claude Code never kills the hook silently.
 
-A payload over 64 KiB is read field by field (:mod:`plangate.hooks.payload_scan`) only as far
+A payload over 64 KiB is read field by field (:mod:`plangate.hook_io.payload_scan`) only as far
 as it takes to tell whether the call enters a phase: one that does not is answered as any
 other (``{}``) whatever its size; a phase entry that large is ``entry_too_large``, since the
 guard decides only a call it has read whole.
@@ -22,8 +22,8 @@ from __future__ import annotations
 import os
 
 from plangate.guard import calls, preindex
-from plangate.hooks import protocol
-from plangate.hooks.runtime import HookInputError, deadline_seconds, run_hook, within
+from plangate.hook_io import protocol
+from plangate.hook_io.runtime import HookInputError, deadline_seconds, run_hook, within
 from plangate.journal.paths import is_owned_path
 
 TYPE_CHECKING = False
@@ -31,8 +31,8 @@ if TYPE_CHECKING:
     from typing import BinaryIO
 
     from plangate.guard import reasons
-    from plangate.hooks.payload_scan import Scan
-    from plangate.hooks.protocol import Output, Payload
+    from plangate.hook_io.payload_scan import Scan
+    from plangate.hook_io.protocol import Output, Payload
 
 OWNED_READ_REASON = "[plangate] Reading an /autoplan section or phase artifact."
 DEADLINE_ENV = "PLANGATE_GUARD_DEADLINE_MS"
@@ -142,7 +142,7 @@ def _owned_read(payload: Payload, tool_input: dict[str, object]) -> Output | Non
 
 def decide_large(head: bytes, stream: BinaryIO) -> Output:
     """The answer to a payload over the limit (see the module docstring)."""
-    from plangate.hooks.payload_scan import scan
+    from plangate.hook_io.payload_scan import scan
 
     seen = scan(head, stream, lambda found: _placed(found) is not None, read_max=READ_MAX_BYTES)
     place = _placed(seen)

@@ -16,7 +16,7 @@ import os
 import sys
 import time
 
-from plangate.hooks.runtime import within
+from plangate.hook_io.runtime import within
 
 DEADLINE_S = 120.0
 NICE = 10

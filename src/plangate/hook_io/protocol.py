@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 PAYLOAD_MAX_BYTES = 64 * 1024
 """A PreToolUse payload up to this size is read whole; a larger one is read field by field,
-only as far as the answer needs (:mod:`plangate.hooks.payload_scan`)."""
+only as far as the answer needs (:mod:`plangate.hook_io.payload_scan`)."""
 
 ALLOW = "allow"
 DENY = "deny"

@@ -21,7 +21,7 @@ Hook path: standard library only (a string is skipped with ``bytes.find``, not `
 from __future__ import annotations
 
 from plangate import jsonio
-from plangate.hooks.runtime import HookInputError
+from plangate.hook_io.runtime import HookInputError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -1,0 +1,10 @@
+"""What every hook speaks and runs on, below the guard and the gates. Standard library only.
+
+- :mod:`.protocol`: Claude Code's hook payloads and the one JSON line a hook answers with;
+- :mod:`.runtime`: reading the payload, the deadline, ending the process
+  (:func:`~plangate.hook_io.runtime.run_process`);
+- :mod:`.payload_scan`: reading only the fields a decision needs from a payload too large
+  to parse whole.
+
+The entry modules that Claude Code starts live in :mod:`plangate.hooks`, on top.
+"""
