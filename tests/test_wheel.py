@@ -192,7 +192,6 @@ def test_every_module_in_the_wheel_is_reached_from_an_entry_point(wheel: Path) -
 # -- every function is called ----------------------------------------------------------------
 
 CALLED_FROM_OUTSIDE = {
-    ("src/plangate/hook_io/runtime.py", "run_process"): "the hook command runs it (hook_registry)",
     ("src/plangate/journal/__init__.py", "__getattr__"): "Python calls it: lazy module names",
     ("src/plangate/plan/__init__.py", "__getattr__"): "Python calls it: lazy module names",
     ("src/plangate/plan/__init__.py", "__dir__"): "Python calls it: dir() of the package",
