@@ -106,3 +106,30 @@ def test_closed_stdout_does_not_raise() -> None:
     _, stderr = process.communicate(b'{"tool_name": "Read"}', timeout=30)
     assert process.returncode == 0
     assert b"Traceback" not in stderr
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [("", 10.0), ("1", 3.0), ("2999", 3.0), ("4500", 4.5), ("99999", 20.0), ("x", 10.0)],
+)
+def test_the_guard_deadline_has_a_floor_and_a_ceiling(
+    value: str, seconds: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from plangate.hook_io.runtime import deadline_seconds
+    from plangate.hooks import pre_tool_use
+
+    monkeypatch.setenv(pre_tool_use.DEADLINE_ENV, value)
+    found = deadline_seconds(
+        pre_tool_use.DEADLINE_ENV,
+        pre_tool_use.DEFAULT_DEADLINE_MS,
+        pre_tool_use.MAX_DEADLINE_MS,
+        pre_tool_use.MIN_DEADLINE_MS,
+    )
+    assert found == seconds
+
+
+def test_the_deadline_floor_outlasts_the_journal_wait() -> None:
+    from plangate.guard.observe import DEADLINE_SECONDS
+    from plangate.hooks.pre_tool_use import MIN_DEADLINE_MS
+
+    assert MIN_DEADLINE_MS >= DEADLINE_SECONDS * 1000 + 500

@@ -190,12 +190,12 @@ def within(seconds: float, work: Callable[[], T]) -> T | None:
             cancel()
 
 
-def deadline_seconds(env_name: str, default_ms: int, max_ms: int) -> float:
-    """A deadline from ``env_name`` in milliseconds, clamped to ``max_ms``; a value that is
-    not a positive whole number gives ``default_ms``."""
+def deadline_seconds(env_name: str, default_ms: int, max_ms: int, min_ms: int = 0) -> float:
+    """A deadline from ``env_name`` in milliseconds, clamped to ``min_ms``..``max_ms``; a
+    value that is not a positive whole number gives ``default_ms``."""
     text = os.environ.get(env_name, "").strip()
     value = int(text) if text.isascii() and text.isdigit() else 0
-    return (min(value, max_ms) if value > 0 else default_ms) / 1000.0
+    return (max(min_ms, min(value, max_ms)) if value > 0 else default_ms) / 1000.0
 
 
 def _crash_line(on_crash: Callable[[BaseException], Output], error: BaseException) -> str:

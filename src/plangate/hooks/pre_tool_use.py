@@ -8,7 +8,7 @@ may also start the pre-index, a detached process that keeps the journal index cu
 decision machinery, reads the session journal and decides; every decision is logged.
 An unexpected error is the ``installation`` denial: a broken guard never lets a call through.
 A decision not made within the guard's deadline (``PLANGATE_GUARD_DEADLINE_MS``, 10 s by
-default, at most 20 s: below the 25 s the hook is registered with) is the unverified
+default, at least 3 s and at most 20 s: below the 25 s the hook is registered with) is the unverified
 ``guard_timeout``, logged like every decision, so Claude Code never kills the hook silently.
 
 A payload over 64 KiB is read field by field (:mod:`plangate.hook_io.payload_scan`) only as far
@@ -38,6 +38,10 @@ OWNED_READ_REASON = "[plangate] Reading an /autoplan section or phase artifact."
 DEADLINE_ENV = "PLANGATE_GUARD_DEADLINE_MS"
 DEFAULT_DEADLINE_MS = 10_000
 MAX_DEADLINE_MS = 20_000
+#: The floor: the guard's 2 s wait for Claude Code to journal the call
+#: (:data:`plangate.guard.observe.DEADLINE_SECONDS`) plus a margin. A lower deadline would end
+#: decisions that were going to deny, which would make the variable an off switch.
+MIN_DEADLINE_MS = 3_000
 READ_MAX_BYTES = 16 * 1024 * 1024
 """How much of a large payload is read to place its call: a phase entry's head is read at
 once, but only the end of the payload shows that no ``agent_id`` makes it a subagent's."""
@@ -71,7 +75,7 @@ def decide(payload: Payload) -> Output:
     from plangate.guard import log, reasons
     from plangate.guard.evaluate import evaluate
 
-    seconds = deadline_seconds(DEADLINE_ENV, DEFAULT_DEADLINE_MS, MAX_DEADLINE_MS)
+    seconds = deadline_seconds(DEADLINE_ENV, DEFAULT_DEADLINE_MS, MAX_DEADLINE_MS, MIN_DEADLINE_MS)
     outcome = within(seconds, lambda: evaluate(payload, call))
     if outcome is None:
         detail = f"no decision within the guard's {seconds:g} s deadline"
