@@ -8,8 +8,9 @@ may also start the pre-index, a detached process that keeps the journal index cu
 decision machinery, reads the session journal and decides; every decision is logged.
 An unexpected error is the ``installation`` denial: a broken guard never lets a call through.
 A decision not made within the guard's deadline (``PLANGATE_GUARD_DEADLINE_MS``, 10 s by
-default, at least 3 s and at most 20 s: below the 25 s the hook is registered with) is the unverified
-``guard_timeout``, logged like every decision, so Claude Code never kills the hook silently.
+default, at least 3 s and at most 20 s: below the 25 s the hook is registered with) is the
+unverified ``guard_timeout``, logged like every decision, so Claude Code never kills the hook
+silently.
 
 A payload over 64 KiB is read field by field (:mod:`plangate.hook_io.payload_scan`) only as far
 as it takes to tell whether the call enters a phase: one that does not is answered as any
