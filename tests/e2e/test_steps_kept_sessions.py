@@ -39,7 +39,7 @@ def test_an_escalated_step_kept_by_version_2_is_re_attempted_and_shown_so(bench_
     assert run.player.unexpected == []
     data = run.show(run_id)
     steps = [(s["version"], s["step"], s["status"], s["changed_files"]) for s in data["steps"]]
-    assert steps == [(1, 1, "escalated", []), (2, 1, "done", []), (2, 2, "done", ["app.py"])]
+    assert steps == [(1, 1, "escalated", []), (2, 1, "no_changes", []), (2, 2, "done", ["app.py"])]
     events = [event["text"] for event in data["conversation"]]
     note = "Step 1: Set VALUE (re-attempted under version 2: it escalated under version 1)"
     assert any(e.startswith(f"{note}: no changes (commit ") for e in events), events
