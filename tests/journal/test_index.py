@@ -404,3 +404,28 @@ def test_a_symlink_planted_for_an_index_file_leaves_its_target_unchanged(
         growing.append(journal.to_bytes()[growing.path.stat().st_size :])
         assert growing.compare().ready
     assert target.read_bytes() == before
+
+
+@pytest.mark.parametrize("planted", ["folder", "root"])
+def test_a_symlinked_index_folder_or_state_root_is_never_written_in(
+    journal: Journal, config_dir: Path, tmp_path: Path, planted: str
+) -> None:
+    """A link in place of ``journal-index/`` (or of the folder above it, the state root) is
+    refused before any write: nothing lands in its target, and reads stay right (in full)."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    state = tmp_path / "state"
+    index_dir = state / "journal-index"
+    if planted == "folder":
+        state.mkdir()
+        index_dir.symlink_to(outside)
+    else:
+        state.symlink_to(outside)
+    growing = Growing(config_dir, PROJECT, journal.session_id, index_dir)
+    journal.prompt("Start.")
+    for command in ("ls", "pwd"):
+        bash(journal, command, "out")
+        growing.append(journal.to_bytes()[growing.path.stat().st_size :])
+        assert growing.compare().ready
+    assert list(outside.iterdir()) == []
+    assert (state if planted == "root" else index_dir).is_symlink()

@@ -111,7 +111,9 @@ def _start(
 ) -> bool:
     import fcntl  # only when a pre-index is due
 
-    os.makedirs(os.path.dirname(marker), mode=0o700, exist_ok=True)
+    from plangate.journal.index import safe_index_dir
+
+    safe_index_dir(os.path.dirname(marker))
     flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
     descriptor = os.open(marker, flags, 0o600)
     try:
