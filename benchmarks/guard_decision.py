@@ -53,6 +53,7 @@ from benchmarks.timing import (
     label,
     load_average,
     log,
+    parser_state,
     run,
     source_state,
     target,
@@ -416,7 +417,8 @@ class GuardBench(jd.Bench):
         lines = [
             f"Guard decision: `{argv}` (the command `plangate setup` registers) with a "
             "PreToolUse payload for a Read on stdin, process start to decision; guard at "
-            f"{source_state()}; {os.cpu_count()} CPUs; Python {sys.version.split()[0]}.",
+            f"{source_state()}; {os.cpu_count()} CPUs; Python {sys.version.split()[0]}; "
+            f"{parser_state(self.install.hook_argv[0])}.",
             f"{self.repeat} timed runs per case after one warm-up run (4x as many for journals "
             "up to 1 MB). The journal is the synthetic 2.1.332 session of "
             "`journal_decision.py` continued with an /autoplan invocation (slash command, the "
@@ -509,6 +511,7 @@ class GuardBench(jd.Bench):
         return {
             "hook": self.install.hook_argv,
             "cpus": os.cpu_count(),
+            "parser": parser_state(self.install.hook_argv[0]),
             "repeat": self.repeat,
             "load_average": [self.load_start, load_average()],
             "guard": source_state(),

@@ -46,6 +46,7 @@ from benchmarks.timing import (
     log,
     parse_floors,
     parse_sizes,
+    parser_state,
     peak_target,
     run,
     source_state,
@@ -274,7 +275,8 @@ class Bench:
         lines = [
             f"Hook-style decision: `{os.path.relpath(self.python, REPO)} -S -c '<journal main>' "
             "ROOT PATH SESSION PROJECT CONFIG`, process start to verdict; reader at "
-            f"{source_state()}; {os.cpu_count()} CPUs; Python {sys.version.split()[0]}.",
+            f"{source_state()}; {os.cpu_count()} CPUs; Python {sys.version.split()[0]}; "
+            f"{parser_state(self.python)}.",
             f'{self.repeat} timed runs per case after one warm-up run. "cold" means no state '
             "from an earlier hook run (a fresh copy of the journal in a fresh config folder); "
             'the file is in the page cache. "after append": an earlier hook run read the '
@@ -345,6 +347,7 @@ class Bench:
         return {
             "python": self.python,
             "cpus": os.cpu_count(),
+            "parser": parser_state(self.python),
             "repeat": self.repeat,
             "load_average": [self.load_start, load_average()],
             "reader": source_state(),

@@ -160,6 +160,25 @@ def load_average() -> str:
         return "?"
 
 
+def parser_state(python: str) -> str:
+    """Which JSON parser the measured interpreter reads journals with, and from what size."""
+    from plangate.journal.fast import fast_min_bytes
+
+    found = subprocess.run(
+        [python, "-c", "import msgspec; print(msgspec.__version__)"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if found.returncode != 0:
+        return "parser: the standard library's json for every row (msgspec is not installed)"
+    threshold = fast_min_bytes() / (1024 * 1024)
+    return (
+        f"parser: msgspec {found.stdout.strip()} for the rows of journals of {threshold:g} MiB "
+        "or more, the standard library's json below"
+    )
+
+
 def source_state() -> str:
     """Which reader was measured: the commit, and how many files under src/ differ from it."""
     try:
