@@ -79,8 +79,19 @@ def _all_messages() -> list[str]:
     return messages
 
 
-PLANGATE_CODES = {reasons.UNVERIFIED: {"guard_timeout"}}
-"""Codes plangate adds to the seed's: the guard's own deadline (issue 14)."""
+PLANGATE_CODES = {
+    reasons.UNVERIFIED: {"guard_timeout", "contract_unverified"},
+    reasons.CORRECTIVE: {
+        "contract_invalid",
+        "contract_phase_order",
+        "contract_artifact",
+        "contract_approval",
+        "contract_self_approval",
+        "contract_edit_scope",
+    },
+}
+"""Codes plangate adds to the seed's: the guard's own deadline (issue 14) and the workflow
+contracts' codes (issue 25, :mod:`plangate.contracts.codes`)."""
 
 
 def test_table_is_exactly_the_seed_codes_with_their_dispositions() -> None:
@@ -90,7 +101,7 @@ def test_table_is_exactly_the_seed_codes_with_their_dispositions() -> None:
     }
     expected = {kind: codes | PLANGATE_CODES.get(kind, set()) for kind, codes in SEED_CODES.items()}
     assert table == expected
-    assert len(reasons.KNOWN_CODES) == len(set(reasons.KNOWN_CODES)) == 41
+    assert len(reasons.KNOWN_CODES) == len(set(reasons.KNOWN_CODES)) == 48
 
 
 @pytest.mark.parametrize("code", REMOVED_CODES + ["", "nope", "publication_missing:x"])

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+import plangate.contracts
 import plangate.guard
 import plangate.hooks
 import plangate.journal
@@ -24,7 +25,7 @@ HOOK_PATH_MODULES = sorted(
     ["plangate.files", "plangate.hook_registry", "plangate.jsonio", "plangate.locations"]
     + [
         f"{package.__name__}.{info.name}"
-        for package in (plangate.hooks, plangate.guard, plangate.journal)
+        for package in (plangate.hooks, plangate.guard, plangate.journal, plangate.contracts)
         for info in pkgutil.iter_modules(package.__path__)
     ]
 )
@@ -75,6 +76,11 @@ def test_probe_sees_imports() -> None:
 def test_module_list_is_not_empty() -> None:
     assert "plangate.hooks.runtime" in HOOK_PATH_MODULES
     assert {"plangate.guard.evaluate", "plangate.journal.index"} <= set(HOOK_PATH_MODULES)
+    assert {
+        "plangate.hooks.contract_pre_tool_use",
+        "plangate.hooks.prompt_expansion",
+        "plangate.contracts.evaluate",
+    } <= set(HOOK_PATH_MODULES)
     assert json.loads("[]") == []
 
 

@@ -120,10 +120,12 @@ def install(ctx: InstallContext) -> None:
         for name, _ in skills:
             skills_folder.check_ours_or_absent(os.path.join(skills_dir, name))
         stored, switches, sources = resolve_switches(ctx.flags, ctx.environ, ctx.err)
+        contracts, _ = config.gate_switch(hook_registry.WORKFLOW_CONTRACTS, ctx.environ)
         block = hook_registry.hook_settings(
             switches[hook_registry.CEO_REVIEW_GATE],
             switches[hook_registry.AUTOPLAN_GATE],
             ctx.python,
+            workflow_contracts=contracts,
         )
         # computed now: a hooks entry of the wrong type refuses before any change
         new_data = settings_file.merge_hooks(current.data, block, path=settings_path)
