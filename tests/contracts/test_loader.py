@@ -93,7 +93,7 @@ def test_the_cache_keeps_an_error_until_the_file_changes(tmp_path: Path) -> None
         (('name = "review"', 'name = "draft"'), 22, "declared twice", "own name"),
         (('words = ["approve the draft"]', "words = []"), 18, "needs the words", "words ="),
         (('check = "true"', 'check = ""'), 31, "non-empty string", "check ="),
-        (("[done]", "[done]\nafter = \"nope\""), 30, "names no phase", "one of the phases"),
+        (("[done]", '[done]\nafter = "nope"'), 30, "names no phase", "one of the phases"),
         (('name = "notes"', 'name = "my notes"'), 2, "may not hold spaces", 'name = "my-flow"'),
         (('key = "approved.draft"', 'keys = "approved.draft"'), 19, "unknown key 'keys'", "file"),
         (('skills = ["draft", "kit:review"]', "skills = ["), 4, "not valid TOML", "TOML syntax"),
