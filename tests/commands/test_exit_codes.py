@@ -322,7 +322,13 @@ CASES = [
         "valid: workflow notes",
         _contracts,
     ),
-    Case("contract", 1, ("contract", "check", "{root}/bad.toml"), "bad.toml:6: error: unknown key 'x' in phase", _contracts),
+    Case(
+        "contract",
+        1,
+        ("contract", "check", "{root}/bad.toml"),
+        "bad.toml:6: error: unknown key 'x' in phase",
+        _contracts,
+    ),
     Case("contract", 2, ("contract", "check", "{root}/none.toml"), "no contract file at"),
     Case("contract", 2, ("contract",), "usage: plangate contract"),
     Case(
