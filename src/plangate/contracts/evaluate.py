@@ -157,6 +157,9 @@ def entry_ruling(
     if phase is None:
         return None  # a helper skill of the workflow: no phase starts
     read = read_events(payload, project)
+    if read.problem is not None:
+        ruling = rules.Ruling(codes.CONTRACT_UNVERIFIED, contract.name, phase.name, read.problem)
+        return ruling, read.version
     cwd = str(payload.get("cwd") or project)
     session = state.fold(read.events, found.contracts, cwd, project, skip=_id(payload))
     values = state.bind(contract, args) if phase.binds else {}
@@ -183,6 +186,8 @@ def pre_tool_use(payload: dict[str, Any], paths: list[str] | None) -> Output:
         if found is None:
             return {}
         ruling, version = found
+        if ruling.code == codes.CONTRACT_UNVERIFIED:
+            return unverified(ruling.workflow, ruling.detail, version, "entry")
         decision = logged(ruling, "entry", version)
         return decision.output(ruling.facts)
     project = project_dir(payload)
@@ -190,12 +195,13 @@ def pre_tool_use(payload: dict[str, Any], paths: list[str] | None) -> Output:
     if not found_contracts.contracts:
         return {}
     read = read_events(payload, project)
+    if read.problem is not None:
+        names = ",".join(c.name for c in found_contracts.contracts)
+        return unverified(names, read.problem, read.version, "edit")
     cwd = str(payload.get("cwd") or project)
     session = state.fold(read.events, found_contracts.contracts, cwd, project, skip=_id(payload))
     if session.contract is None:
         return {}
-    if read.problem is not None:
-        return unverified(session.contract.name, read.problem, read.version, "edit")
     texts: dict[str, str] = {}
     for path in paths:
         text = contents.after(tool, data, path)

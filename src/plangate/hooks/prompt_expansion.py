@@ -43,6 +43,11 @@ def decide(payload: dict[str, object]) -> str | None:
     if found is None:
         return None
     ruling, version = found
+    from plangate.contracts import codes
+
+    if ruling.code == codes.CONTRACT_UNVERIFIED:
+        evaluate.unverified(ruling.workflow, ruling.detail, version, "typed")
+        return None  # the command runs; the person saw nothing blocked (logged)
     decision = evaluate.logged(ruling, "typed", version)
     if decision.allowed:
         return None
