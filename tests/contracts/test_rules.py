@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from plangate.commands.approve import approve
 from plangate.contracts import evaluate
 from tests.contracts.conftest import (
@@ -174,3 +176,27 @@ def test_a_broken_project_contract_refuses_skills_with_its_own_code(project: Pro
     payload = project.payload("Skill", {"skill": "anything"})
     reason = evaluate.pre_tool_use(payload, None)["hookSpecificOutput"]["permissionDecisionReason"]
     assert "mine.toml:2" in reason
+
+
+def test_the_windowed_read_decides_as_the_full_one(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the journal index (every read here: the tests index from 0 bytes) the reader
+    reloads only the workflow's run; with the fold off it reads everything. Same answers."""
+    project.journal.prompt("first some unrelated work")
+    for n in range(30):
+        project.journal.text(f"note {n}")
+    through_requirements(project)
+    answers = []
+    for fold in ("1", "0"):
+        monkeypatch.setenv("PLANGATE_GUARD_FOLD", fold)
+        answers.append(
+            (
+                skill(project, "kiro-spec-design"),
+                write(project, project.dir / "src" / "x.py", "x"),
+                write(project, project.spec / "notes.md", "x"),
+            )
+        )
+    assert answers[0] == answers[1] == ("contract_approval", "contract_edit_scope", None)
+    index = project.state / "contract-index"
+    assert any(index.iterdir()), "the contract reads keep their own index"

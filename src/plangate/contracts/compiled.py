@@ -15,7 +15,6 @@ import os
 from plangate import jsonio, locations
 from plangate.contracts import model
 from plangate.errors import ContractError
-from plangate.files import replace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -83,6 +82,8 @@ class Cache:
     def save(self) -> None:
         if not self.changed:
             return
+        from plangate.files import replace
+
         try:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
             data = jsonio.dumps({"schema": SCHEMA, "entries": self.entries})

@@ -11,6 +11,7 @@ import os
 
 from plangate import locations
 from plangate.contracts import codes, compiled, contents, discovery, rules, state
+from plangate.contracts.tracker import ContractTracker
 from plangate.guard import log, reasons
 from plangate.hooks import protocol
 from plangate.journal.owners import project_owners
@@ -58,12 +59,23 @@ def project_dir(payload: dict[str, Any]) -> str:
     return os.path.normpath(project)
 
 
+INDEX_DIR = "contract-index"
+"""The contract hooks' own journal indexes (``<state root>/contract-index``): kept apart from
+the guard's, whose saved fold a read without its tracker must never leave behind."""
+
+
 def select(ordered: list[Record]) -> Iterable[Record]:
-    """The records the fold needs in full: human turns and the tool calls it reads."""
+    """The records the fold needs reloaded in full: the human turns and the tool calls it
+    reads whose text or input the reader's first pass did not keep (large records)."""
     for record in ordered:
         for event in record.events:
-            if event.kind == "human_turn" or (
-                event.kind == "tool_use" and getattr(event, "name", None) in WANTED_TOOLS
+            if event.kind == "human_turn" and getattr(event, "text", None) is None:
+                yield record
+                break
+            if (
+                event.kind == "tool_use"
+                and getattr(event, "name", None) in WANTED_TOOLS
+                and getattr(event, "input", None) is None
             ):
                 yield record
                 break
@@ -78,7 +90,9 @@ class Read:
         self.problem = problem
 
 
-def read_events(payload: dict[str, Any], project: str) -> Read:
+def read_events(
+    payload: dict[str, Any], project: str, contracts: list[Contract] | None = None
+) -> Read:
     transcript = payload.get("transcript_path")
     session = payload.get("session_id")
     if not isinstance(transcript, str) or not isinstance(session, str):
@@ -91,10 +105,18 @@ def read_events(payload: dict[str, Any], project: str) -> Read:
         config_dir=locations.claude_config_dir(),
         select=select,
         tool_use_id=tool_use_id if isinstance(tool_use_id, str) else None,
+        index_dir=os.path.join(locations.state_root(), INDEX_DIR),
+        tracker=ContractTracker(contracts) if contracts and _fold_enabled() else None,
     )
     if verdict.status == ERROR:
         return Read([], verdict.claude_code_version, verdict.reason or "error")
     return Read(verdict.events, verdict.claude_code_version, None)
+
+
+def _fold_enabled() -> bool:
+    """``$PLANGATE_GUARD_FOLD=0`` turns the index fold off for contracts too: every read
+    reloads what the fold needs from the whole session (slower, the same decision)."""
+    return os.environ.get("PLANGATE_GUARD_FOLD") != "0"
 
 
 def logged(
@@ -156,7 +178,7 @@ def entry_ruling(
     phase = state.phase_of(contract, skill)
     if phase is None:
         return None  # a helper skill of the workflow: no phase starts
-    read = read_events(payload, project)
+    read = read_events(payload, project, found.contracts)
     if read.problem is not None:
         ruling = rules.Ruling(codes.CONTRACT_UNVERIFIED, contract.name, phase.name, read.problem)
         return ruling, read.version
@@ -194,7 +216,7 @@ def pre_tool_use(payload: dict[str, Any], paths: list[str] | None) -> Output:
     found_contracts = applying(project)
     if not found_contracts.contracts:
         return {}
-    read = read_events(payload, project)
+    read = read_events(payload, project, found_contracts.contracts)
     if read.problem is not None:
         names = ",".join(c.name for c in found_contracts.contracts)
         return unverified(names, read.problem, read.version, "edit")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 
-from plangate.contracts import bash_writes
 from plangate.hooks.runtime import HookInputError, deadline_seconds, run_hook, within
 
 TYPE_CHECKING = False
@@ -33,6 +32,8 @@ def paths_of(tool: str, tool_input: dict[str, object], cwd: str) -> list[str] | 
     if tool == "Skill":
         return None
     if tool == "Bash":
+        from plangate.contracts import bash_writes
+
         command = tool_input.get("command")
         return bash_writes.written_files(command, cwd) if isinstance(command, str) else []
     path = tool_input.get("file_path") or tool_input.get("notebook_path")
