@@ -47,7 +47,7 @@ SKILLS = (
     "kiro-impl",
 )
 FEATURE = "greet"
-SETTLE_S = 0.5
+SETTLE_S = 2.0
 """How long after each hook run its detached index save is given (as a session's next call
 would find it: tool calls are seconds apart)."""
 REQUIREMENTS = "# Requirements\n\n## Requirements\n1. When run, the greeter shall print hello.\n"

@@ -12,8 +12,9 @@ abandoned branches are never seen), in order:
 * the human turns (approvals) and the model's edits (Write, Edit, MultiEdit, NotebookEdit,
   Bash writes), with their order.
 
-The active workflow is the one of the latest invocation; its current phase is the phase
-entered last. Standard library only (hook path).
+The active workflow is the one of the latest invocation; its run starts at the first
+invocation after another workflow's (or the session's first), and only the run's turns and
+edits count. Its current phase is the phase entered last. Standard library only (hook path).
 """
 
 from __future__ import annotations
@@ -111,6 +112,15 @@ class Session:
         self.edits: list[Edit] = []
         self.invocations: list[Invocation] = []
 
+    def begin(self, contract: Contract) -> None:
+        """A run of ``contract`` starts: what came before it (another workflow's run, human
+        turns, edits) is not this run's (:mod:`plangate.contracts.tracker` reads the same)."""
+        self.contract = contract
+        self.values = {}
+        self.entered = []
+        self.turns = []
+        self.edits = []
+
     @property
     def current(self) -> Phase | None:
         return self.entered[-1].phase if self.entered else None
@@ -203,9 +213,7 @@ def _invoke(
         phase = phase_of(contract, name)
         invocation = Invocation(event.order, event.timestamp, name, args, via, contract, phase)
         if session.contract is not contract:
-            session.contract = contract
-            session.values = {}
-            session.entered = []
+            session.begin(contract)
         if phase is None or phase.binds:
             session.values.update(bind(contract, args))
         session.invocations.append(invocation)
@@ -234,9 +242,7 @@ def _entered_by_call(
                 hit = data.get("subagent_type") in phase.agents
             if hit:
                 if session.contract is not contract:
-                    session.contract = contract
-                    session.values = {}
-                    session.entered = []
+                    session.begin(contract)
                 invocation = Invocation(
                     use.order,
                     use.timestamp,
