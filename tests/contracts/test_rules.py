@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from plangate.commands.approve import approve
 from plangate.contracts import evaluate
 from tests.contracts.conftest import (
@@ -178,25 +176,17 @@ def test_a_broken_project_contract_refuses_skills_with_its_own_code(project: Pro
     assert "mine.toml:2" in reason
 
 
-def test_the_windowed_read_decides_as_the_full_one(
-    project: Project, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """With the journal index (every read here: the tests index from 0 bytes) the reader
-    reloads only the workflow's run; with the fold off it reads everything. Same answers."""
-    project.journal.prompt("first some unrelated work")
-    for n in range(30):
-        project.journal.text(f"note {n}")
+def test_a_rewind_after_an_indexed_read_is_decided_on_the_live_chain(project: Project) -> None:
+    """A decision read the journal (and saved the contracts' index) while the approval was
+    live; after the rewind the next read goes on from that index, and the live chain drops
+    the approval."""
     through_requirements(project)
-    answers = []
-    for fold in ("1", "0"):
-        monkeypatch.setenv("PLANGATE_GUARD_FOLD", fold)
-        answers.append(
-            (
-                skill(project, "kiro-spec-design"),
-                write(project, project.dir / "src" / "x.py", "x"),
-                write(project, project.spec / "notes.md", "x"),
-            )
-        )
-    assert answers[0] == answers[1] == ("contract_approval", "contract_edit_scope", None)
+    branch = project.journal.leaf
+    project.person("approve requirements")
+    assert skill(project, "kiro-spec-design") is None
+    project.journal.text("Approved.")
+    project.journal.leaf = branch
+    project.person("what does requirement 1 mean?")
+    assert skill(project, "kiro-spec-design") == "contract_approval"
     index = project.state / "contract-index"
     assert any(index.iterdir()), "the contract reads keep their own index"

@@ -11,7 +11,6 @@ import os
 
 from plangate import locations
 from plangate.contracts import codes, compiled, contents, discovery, rules, state
-from plangate.contracts.tracker import ContractTracker
 from plangate.guard import log, reasons
 from plangate.hooks import protocol
 from plangate.journal.owners import project_owners
@@ -28,6 +27,9 @@ if TYPE_CHECKING:
     from plangate.journal.events import Event
     from plangate.journal.records import Record
 
+FILE_FACTS = (None, codes.CONTRACT_PHASE_ORDER, codes.CONTRACT_ARTIFACT)
+"""Rulings the files alone prove, journal or not (the first call of a session, before
+Claude Code has written a journal the reader accepts)."""
 WANTED_TOOLS = frozenset(
     {"Skill", "Write", "Edit", "MultiEdit", "NotebookEdit", "Bash", "Read", "Agent"}
 )
@@ -61,7 +63,10 @@ def project_dir(payload: dict[str, Any]) -> str:
 
 INDEX_DIR = "contract-index"
 """The contract hooks' own journal indexes (``<state root>/contract-index``): kept apart from
-the guard's, whose saved fold a read without its tracker must never leave behind."""
+the guard's, whose saved fold a read without its tracker must never leave behind. A read
+goes on from it and reloads only the records :func:`select` names; the live chain is
+chosen afresh on every read (a windowed read, as the guard's fold makes, would need a fold
+that follows rewinds: not built for contracts)."""
 
 
 def select(ordered: list[Record]) -> Iterable[Record]:
@@ -90,9 +95,7 @@ class Read:
         self.problem = problem
 
 
-def read_events(
-    payload: dict[str, Any], project: str, contracts: list[Contract] | None = None
-) -> Read:
+def read_events(payload: dict[str, Any], project: str) -> Read:
     transcript = payload.get("transcript_path")
     session = payload.get("session_id")
     if not isinstance(transcript, str) or not isinstance(session, str):
@@ -106,17 +109,10 @@ def read_events(
         select=select,
         tool_use_id=tool_use_id if isinstance(tool_use_id, str) else None,
         index_dir=os.path.join(locations.state_root(), INDEX_DIR),
-        tracker=ContractTracker(contracts) if contracts and _fold_enabled() else None,
     )
     if verdict.status == ERROR:
         return Read([], verdict.claude_code_version, verdict.reason or "error")
     return Read(verdict.events, verdict.claude_code_version, None)
-
-
-def _fold_enabled() -> bool:
-    """``$PLANGATE_GUARD_FOLD=0`` turns the index fold off for contracts too: every read
-    reloads what the fold needs from the whole session (slower, the same decision)."""
-    return os.environ.get("PLANGATE_GUARD_FOLD") != "0"
 
 
 def logged(
@@ -178,14 +174,15 @@ def entry_ruling(
     phase = state.phase_of(contract, skill)
     if phase is None:
         return None  # a helper skill of the workflow: no phase starts
-    read = read_events(payload, project, found.contracts)
-    if read.problem is not None:
-        ruling = rules.Ruling(codes.CONTRACT_UNVERIFIED, contract.name, phase.name, read.problem)
-        return ruling, read.version
+    read = read_events(payload, project)
     cwd = str(payload.get("cwd") or project)
     session = state.fold(read.events, found.contracts, cwd, project, skip=_id(payload))
     values = state.bind(contract, args) if phase.binds else {}
     ruling = rules.entry(contract, phase, session, project, values=values)
+    if read.problem is not None and ruling.code not in FILE_FACTS:
+        # Without the journal only the files speak: an allow, a missing or short artifact
+        # stand; a missing approval may be one the unread journal holds.
+        ruling = rules.Ruling(codes.CONTRACT_UNVERIFIED, contract.name, phase.name, read.problem)
     return ruling, read.version
 
 
@@ -216,7 +213,7 @@ def pre_tool_use(payload: dict[str, Any], paths: list[str] | None) -> Output:
     found_contracts = applying(project)
     if not found_contracts.contracts:
         return {}
-    read = read_events(payload, project, found_contracts.contracts)
+    read = read_events(payload, project)
     if read.problem is not None:
         names = ",".join(c.name for c in found_contracts.contracts)
         return unverified(names, read.problem, read.version, "edit")
