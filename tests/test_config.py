@@ -139,7 +139,8 @@ def test_unknown_setting(state: Path) -> None:
         config.set("ceo_gate", "on")
     assert caught.value.message == "unknown setting 'ceo_gate'"
     assert caught.value.remedy == (
-        "the settings are ceo_review_gate, autoplan_gate, run_attempts, require_approval; "
+        "the settings are ceo_review_gate, autoplan_gate, workflow_contracts, run_attempts, "
+        "require_approval; "
         "see `plangate config list`"
     )
     with pytest.raises(UsageError):

@@ -45,6 +45,8 @@ COMMANDS = (
     "settings",
     "report",
     "gates",
+    "contract",
+    "approve",
     "run",
     "runs",
     "show",
@@ -82,6 +84,11 @@ skill gates (/plan-ceo-review, /autoplan):
   settings           print settings JSON for `claude -p --settings` with gates turned on
   report             what the gates did, per session
   gates hook-timeout the timeout setup writes for the gate hooks
+
+workflow contracts (any phased skill):
+  contract check F   validate a contract file, with line numbers
+  contract list      which contracts apply in a folder, and why
+  approve W P [F]    approve phase P of workflow W (feature F) as the person
 
 journals:
   journal inspect    judge a Claude Code session journal and say why

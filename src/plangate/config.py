@@ -140,6 +140,13 @@ SETTINGS: tuple[Setting, ...] = (
         env="PLANGATE_AUTOPLAN_GATE",
     ),
     Setting(
+        "workflow_contracts",
+        SWITCH,
+        False,
+        "register the workflow contract hooks: phased skills held to their contract's phases",
+        env="PLANGATE_WORKFLOW_CONTRACTS",
+    ),
+    Setting(
         "run_attempts",
         INTEGER,
         3,

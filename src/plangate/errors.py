@@ -9,6 +9,7 @@
     ├── GitError             git failed in a run's sandbox
     ├── CheckError           a run's declared check could not be run
     ├── PlanError            a plan that cannot be used (plangate.plan.errors.PlanFormatError)
+    ├── ContractError        a workflow contract that cannot be used (names its line)
     └── RunErroredError      a run's turn ended on an unexpected error (a bug); see its log
 
 A run waits on a person only for the errors of its own stages (:data:`RUN_STAGE_ERRORS`);
@@ -83,6 +84,20 @@ class CheckError(PlangateError):
 
 class PlanError(PlangateError):
     """A plan that cannot be used."""
+
+
+class ContractError(PlangateError):
+    """A workflow contract that cannot be used: ``path`` and ``line`` (1-based; 0 when the
+    error is about the whole file) say where."""
+
+    def __init__(self, message: str, remedy: str = "", *, path: str = "", line: int = 0) -> None:
+        super().__init__(message, remedy)
+        self.path = path
+        self.line = line
+
+    def where(self) -> str:
+        """``file.toml:12`` (or just the file when no line is known)."""
+        return f"{self.path}:{self.line}" if self.line else self.path
 
 
 class RunErroredError(PlangateError):

@@ -6,10 +6,17 @@ installation. That command is also the marker: a handler whose command contains
 :data:`MARKER` is plangate's, whichever Python it names, so setup can replace or remove its
 own entries (an older installation's too) and never touch another tool's.
 
-    hook                     event         matcher     registered when                    timeout
-    phase publication guard  PreToolUse    Read|Agent  always                             25 s
-    skill gates              Stop          -           ceo_review_gate or autoplan_gate   25 s
-    CEO review gate          SubagentStop  -           ceo_review_gate                    25 s
+    hook                     event                matcher      when                         timeout
+    phase publication guard  PreToolUse           Read|Agent   always                          25 s
+    skill gates              Stop                 -            ceo_review_gate|autoplan_gate   25 s
+    CEO review gate          SubagentStop         -            ceo_review_gate                 25 s
+    workflow contracts       PreToolUse           (below)      workflow_contracts              25 s
+    workflow contracts       UserPromptExpansion  -            workflow_contracts              25 s
+    contract done gate       Stop, SubagentStop   -            workflow_contracts              25 s
+
+The contracts' PreToolUse matcher is :data:`CONTRACT_MATCHER`. The contract hooks answer
+``{}`` at once in a folder where no contract applies (``docs/contracts.md``). An event may
+hold several of plangate's matcher groups, one per registration, in the table's order.
 
 ``Read|Agent`` is an exact list of tool names in Claude Code's matcher syntax (a string of
 letters and ``|`` is never a regular expression). Stop and SubagentStop take no matcher.
@@ -38,6 +45,8 @@ HOOK_TIMEOUT_S = 25
 
 CEO_REVIEW_GATE = "ceo_review_gate"
 AUTOPLAN_GATE = "autoplan_gate"
+WORKFLOW_CONTRACTS = "workflow_contracts"
+CONTRACT_MATCHER = "Skill|Write|Edit|MultiEdit|NotebookEdit|Bash"
 
 
 class HookSpec:
@@ -75,6 +84,8 @@ class HookSpec:
         """How setup names this registration: ``PreToolUse guard (Read|Agent)``."""
         if self.matcher is not None:
             return f"{self.event} {self.kind} ({self.matcher})"
+        if not self.switches:
+            return f"{self.event} {self.kind}"
         return f"{self.event} {self.kind} ({', '.join(self.switches)})"
 
 
@@ -105,8 +116,40 @@ HOOKS: tuple[HookSpec, ...] = (
         switches=(CEO_REVIEW_GATE,),
         timeout=HOOK_TIMEOUT_S,
     ),
+    HookSpec(
+        "PreToolUse",
+        HOOK_MODULE_PREFIX + "contract_pre_tool_use",
+        kind="contracts",
+        matcher=CONTRACT_MATCHER,
+        switches=(WORKFLOW_CONTRACTS,),
+        timeout=HOOK_TIMEOUT_S,
+    ),
+    HookSpec(
+        "UserPromptExpansion",
+        HOOK_MODULE_PREFIX + "prompt_expansion",
+        kind="contracts",
+        switches=(WORKFLOW_CONTRACTS,),
+        timeout=HOOK_TIMEOUT_S,
+    ),
+    HookSpec(
+        "Stop",
+        HOOK_MODULE_PREFIX + "contract_stop",
+        kind="contracts",
+        switches=(WORKFLOW_CONTRACTS,),
+        timeout=HOOK_TIMEOUT_S,
+    ),
+    HookSpec(
+        "SubagentStop",
+        HOOK_MODULE_PREFIX + "contract_subagent_stop",
+        kind="contracts",
+        switches=(WORKFLOW_CONTRACTS,),
+        timeout=HOOK_TIMEOUT_S,
+    ),
 )
-BY_EVENT: dict[str, HookSpec] = {spec.event: spec for spec in HOOKS}
+BY_EVENT: dict[str, HookSpec] = {}
+"""The first registration of each event (the guard's and the gates' where they have one)."""
+for _spec in HOOKS:
+    BY_EVENT.setdefault(_spec.event, _spec)
 
 
 def shell_quote(text: str) -> str:
@@ -176,8 +219,14 @@ def is_plangate_handler(handler: object) -> bool:
     )
 
 
-def wanted_hooks(ceo_review_gate: bool, autoplan_gate: bool) -> list[HookSpec]:
-    switches = {CEO_REVIEW_GATE: ceo_review_gate, AUTOPLAN_GATE: autoplan_gate}
+def wanted_hooks(
+    ceo_review_gate: bool, autoplan_gate: bool, workflow_contracts: bool = False
+) -> list[HookSpec]:
+    switches = {
+        CEO_REVIEW_GATE: ceo_review_gate,
+        AUTOPLAN_GATE: autoplan_gate,
+        WORKFLOW_CONTRACTS: workflow_contracts,
+    }
     return [spec for spec in HOOKS if spec.wanted(switches)]
 
 
@@ -205,14 +254,18 @@ def matcher_group(
 
 
 def hook_settings(
-    ceo_review_gate: bool, autoplan_gate: bool, python: str = sys.executable
+    ceo_review_gate: bool,
+    autoplan_gate: bool,
+    python: str = sys.executable,
+    *,
+    workflow_contracts: bool = False,
 ) -> dict[str, list[dict[str, object]]]:
     """The ``hooks`` block of a Claude Code settings file for these switches.
 
-    ``{"PreToolUse": [{"matcher": "Read|Agent", "hooks": [...]}], "Stop": [...], ...}``,
-    events in the table's order, one matcher group with one handler per event.
+    ``{"PreToolUse": [{"matcher": "Read|Agent", "hooks": [...]}, ...], "Stop": [...], ...}``,
+    events in the table's order, one matcher group with one handler per registration.
     """
-    return {
-        spec.event: [matcher_group(spec, python)]
-        for spec in wanted_hooks(ceo_review_gate, autoplan_gate)
-    }
+    block: dict[str, list[dict[str, object]]] = {}
+    for spec in wanted_hooks(ceo_review_gate, autoplan_gate, workflow_contracts):
+        block.setdefault(spec.event, []).append(matcher_group(spec, python))
+    return block

@@ -119,6 +119,39 @@ def _log_is_a_folder(world: World) -> None:
     (world.state / "analytics" / "autoplan-guard.jsonl").mkdir(parents=True)
 
 
+GOOD_CONTRACT = """[workflow]
+name = "notes"
+skills = ["draft"]
+
+[[phase]]
+name = "draft"
+entry = ["draft"]
+
+[[phase.artifact]]
+path = "notes.md"
+
+[phase.approval]
+words = ["approve the draft"]
+"""
+
+
+def _contracts(world: World) -> None:
+    """A good and a broken contract file; a project whose contract is the good one."""
+    world.root.joinpath("good.toml").write_text(GOOD_CONTRACT)
+    world.root.joinpath("bad.toml").write_text(GOOD_CONTRACT.replace('name = "draft"', "x = 1"))
+    folder = world.root / "proj" / ".plangate" / "contracts"
+    folder.mkdir(parents=True)
+    (folder / "notes.toml").write_text(GOOD_CONTRACT)
+    broken = world.root / "broken" / ".plangate" / "contracts"
+    broken.mkdir(parents=True)
+    (broken / "notes.toml").write_text("[workflow\n")
+
+
+def _drafted(world: World) -> None:
+    _contracts(world)
+    (world.root / "proj" / "notes.md").write_text("# Notes\n")
+
+
 def _port_taken(world: World) -> None:
     """A port some other program listens on, for as long as the test runs."""
     listener = socket.socket()
@@ -283,6 +316,43 @@ CASES = [
         env={"PLANGATE_CLAUDE_BIN": "/nonexistent/claude"},
     ),
     Case("doctor", 2, ("doctor", "--bogus"), "(see `plangate doctor --help`)"),
+    Case(
+        "contract",
+        0,
+        ("contract", "check", "{root}/good.toml"),
+        "valid: workflow notes",
+        _contracts,
+    ),
+    Case(
+        "contract",
+        1,
+        ("contract", "check", "{root}/bad.toml"),
+        "bad.toml:6: error: unknown key 'x' in phase",
+        _contracts,
+    ),
+    Case("contract", 2, ("contract", "check", "{root}/none.toml"), "no contract file at"),
+    Case("contract", 2, ("contract",), "usage: plangate contract"),
+    Case(
+        "approve",
+        0,
+        ("approve", "notes", "draft", "--project", "{root}/proj"),
+        "Approved",
+        _drafted,
+    ),
+    Case(
+        "approve",
+        1,
+        ("approve", "notes", "draft", "--project", "{root}/proj"),
+        "does not exist",
+        _contracts,
+    ),
+    Case(
+        "approve",
+        2,
+        ("approve", "notes", "nope", "--project", "{root}/proj"),
+        "no phase 'nope'",
+        _contracts,
+    ),
 ]
 
 # Outcomes reached by the tests below this table (FLOWS), or by tests elsewhere.

@@ -81,9 +81,21 @@ def _all_messages() -> list[str]:
     return messages
 
 
-PLANGATE_CODES = {reasons.UNVERIFIED: {"guard_timeout"}, reasons.CORRECTIVE: {"entry_too_large"}}
+PLANGATE_CODES = {
+    reasons.UNVERIFIED: {"guard_timeout", "contract_unverified"},
+    reasons.CORRECTIVE: {
+        "entry_too_large",
+        "contract_invalid",
+        "contract_phase_order",
+        "contract_artifact",
+        "contract_approval",
+        "contract_self_approval",
+        "contract_edit_scope",
+    },
+}
 """Codes plangate adds to the seed's: the guard's own deadline (issue 14), a phase entry
-whose payload is over the read limit (issue 24)."""
+whose payload is over the read limit (issue 24) and the workflow contracts' codes (issue 25,
+:mod:`plangate.contracts.codes`)."""
 PLANGATE_DROPPED = {"evidence"}
 """Seed codes plangate has not: every artifact has its own code for "cannot be parsed", so
 ``evidence`` could never arise (docs/guard-deviations.md)."""
@@ -99,14 +111,7 @@ def test_table_is_exactly_the_seed_codes_with_their_dispositions() -> None:
         for kind, codes in SEED_CODES.items()
     }
     assert table == expected
-
-
-PLANGATE_CODES = {reasons.UNVERIFIED: {"guard_timeout"}, reasons.CORRECTIVE: {"entry_too_large"}}
-"""Codes plangate adds to the seed's: the guard's own deadline (issue 14), a phase entry
-whose payload is over the read limit (issue 24)."""
-PLANGATE_DROPPED = {"evidence"}
-"""Seed codes plangate has not: every artifact has its own code for "cannot be parsed", so
-``evidence`` could never arise (docs/guard-deviations.md)."""
+    assert len(reasons.KNOWN_CODES) == len(set(reasons.KNOWN_CODES))
 
 
 @pytest.mark.parametrize("code", REMOVED_CODES + ["", "nope", "publication_missing:x"])

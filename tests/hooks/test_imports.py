@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+import plangate.contracts
 import plangate.guard
 import plangate.hook_io
 import plangate.hooks
@@ -31,7 +32,13 @@ HOOK_PATH_MODULES = sorted(
     ]
     + [
         f"{package.__name__}.{info.name}"
-        for package in (plangate.hooks, plangate.hook_io, plangate.guard, plangate.journal)
+        for package in (
+            plangate.hooks,
+            plangate.hook_io,
+            plangate.guard,
+            plangate.journal,
+            plangate.contracts,
+        )
         for info in pkgutil.iter_modules(package.__path__)
     ]
 )
@@ -82,6 +89,11 @@ def test_probe_sees_imports() -> None:
 def test_module_list_is_not_empty() -> None:
     assert "plangate.hook_io.runtime" in HOOK_PATH_MODULES
     assert {"plangate.guard.evaluate", "plangate.journal.index"} <= set(HOOK_PATH_MODULES)
+    assert {
+        "plangate.hooks.contract_pre_tool_use",
+        "plangate.hooks.prompt_expansion",
+        "plangate.contracts.evaluate",
+    } <= set(HOOK_PATH_MODULES)
     assert json.loads("[]") == []
 
 

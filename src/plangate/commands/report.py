@@ -72,14 +72,19 @@ def session_summary(
     totals = dict.fromkeys(COUNTS, 0)
     gates: dict[str, Any] = {}
     if record is not None:
-        for gate in GATES:
-            entry = record["gates"].get(gate.switch)
-            if entry is None:
+        recorded = record.get("gates", {})
+        # the skill gates, then each workflow contract's done gate (``contract:<workflow>``)
+        switches = [gate.switch for gate in GATES] + sorted(
+            key for key in recorded if isinstance(key, str) and key.startswith("contract:")
+        )
+        for switch in switches:
+            entry = recorded.get(switch)
+            if not isinstance(entry, dict):
                 continue
             counts = gate_counts(entry)
             for key in COUNTS:
                 totals[key] += counts[key]
-            gates[gate.switch] = {
+            gates[switch] = {
                 "counts": counts,
                 "runs": entry.get("runs", {}),
                 "errors": entry.get("errors", []),

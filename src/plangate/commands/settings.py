@@ -29,10 +29,12 @@ EXIT_CODES = ExitCodes(
 
 
 def settings_object(
-    ceo_review: bool, autoplan: bool, python: str | None = None
+    ceo_review: bool, autoplan: bool, python: str | None = None, *, contracts: bool = False
 ) -> dict[str, object]:
     """The settings for these gates: ``{"hooks": {...}, "env": {...}}``."""
-    hooks = hook_registry.hook_settings(ceo_review, autoplan, python or sys.executable)
+    hooks = hook_registry.hook_settings(
+        ceo_review, autoplan, python or sys.executable, workflow_contracts=contracts
+    )
     env = {
         gate.env: "on"
         for gate, wanted in ((CEO_REVIEW, ceo_review), (AUTOPLAN, autoplan))
@@ -48,15 +50,18 @@ def settings(
     *,
     err: TextIO | None = None,
     python: str | None = None,
+    contracts: bool = False,
 ) -> int:
     """Print the settings JSON. 0 when printed; 1 (``SKILL_GATES_USAGE``) when no gate is named."""
-    if not (ceo_review or autoplan):
+    if not (ceo_review or autoplan or contracts):
         sink = err if err is not None else sys.stderr
         sink.write(
-            f"plangate settings: {USAGE}: name at least one gate (--ceo-review, --autoplan)\n"
+            f"plangate settings: {USAGE}: name at least one gate (--ceo-review, --autoplan, "
+            "--contracts)\n"
         )
         return EXIT_USAGE
-    out.write(json.dumps(settings_object(ceo_review, autoplan, python), indent=2) + "\n")
+    document = settings_object(ceo_review, autoplan, python, contracts=contracts)
+    out.write(json.dumps(document, indent=2) + "\n")
     return 0
 
 
@@ -66,7 +71,12 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     parser.add_argument("--ceo-review", action="store_true", help="the /plan-ceo-review gate")
     parser.add_argument("--autoplan", action="store_true", help="the /autoplan gate")
+    parser.add_argument(
+        "--contracts", action="store_true", help="the workflow contract hooks (docs/contracts.md)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    return settings(args.ceo_review, args.autoplan, sys.stdout, err=sys.stderr)
+    return settings(
+        args.ceo_review, args.autoplan, sys.stdout, err=sys.stderr, contracts=args.contracts
+    )

@@ -53,6 +53,15 @@ def read_large(head: bytes, stream: BinaryIO) -> dict[str, object] | str:
     return seen.fields
 
 
+def read_payload(stream: BinaryIO) -> dict[str, object] | str:
+    """The whole payload: read whole up to :data:`PAYLOAD_MAX_BYTES`, else by
+    :func:`read_large`; or why it is unusable."""
+    head = stream.read(PAYLOAD_MAX_BYTES + 1)
+    if len(head) <= PAYLOAD_MAX_BYTES:
+        return _parse(head)
+    return read_large(head, stream)
+
+
 def _alarm(seconds: float) -> Callable[[], None] | None:
     """Raise :class:`GateTimeout` after ``seconds`` (plus a little); returns the cancel."""
     from plangate.gates.errors import GateTimeout

@@ -6,7 +6,9 @@ File: ``<state root>/analytics/autoplan-guard.jsonl``. A line is
      "code":"publication_missing","path":"journal","claude_code_version":"2.1.332"}
 
 plus ``unknown_keys`` (key names, for ``agent_key``) and ``record_types`` (record shapes, for
-an unrecognized shape) when non-empty. Never content, paths or prompts.
+an unrecognized shape) when non-empty. A workflow contract's decision adds ``workflow``,
+``phase``, ``event`` (``entry``, ``edit``, ``approval``) and ``via`` (how an approval was given:
+``human`` or ``command``), names from the contract. Never content, paths or prompts.
 
 Each line is appended with one ``os.write`` on a descriptor opened with ``O_APPEND`` (and
 ``O_NOFOLLOW``, in a folder :func:`plangate.state_folders.state_folder` checked), so lines
@@ -62,8 +64,14 @@ def _clip_names(names: tuple[str, ...]) -> list[str]:
     return [name[:NAME_MAX] for name in names[:NAMES_MAX]]
 
 
-def entry(decision: Decision, now: float | None = None) -> dict[str, object]:
-    """The log object for one decision."""
+CONTRACT_FIELDS = ("workflow", "phase", "event", "via")
+"""The extra fields a workflow contract's decision may carry (:mod:`plangate.contracts`)."""
+
+
+def entry(
+    decision: Decision, now: float | None = None, extra: dict[str, str] | None = None
+) -> dict[str, object]:
+    """The log object for one decision (``extra``: :data:`CONTRACT_FIELDS` only)."""
     version = decision.claude_code_version
     line: dict[str, object] = {
         "schema": SCHEMA,
@@ -78,15 +86,22 @@ def entry(decision: Decision, now: float | None = None) -> dict[str, object]:
         line["unknown_keys"] = _clip_names(decision.unknown_keys)
     if decision.record_shapes:
         line["record_types"] = _clip_names(decision.record_shapes)
+    for key, value in (extra or {}).items():
+        if key in CONTRACT_FIELDS and isinstance(value, str):
+            line[key] = value[:NAME_MAX]
     return line
 
 
 def append_decision(
-    decision: Decision, *, state_root: str | None = None, now: float | None = None
+    decision: Decision,
+    *,
+    state_root: str | None = None,
+    now: float | None = None,
+    extra: dict[str, str] | None = None,
 ) -> bool:
     """Append one line for ``decision``; True when written. Never raises."""
     try:
-        data = (jsonio.dumps(entry(decision, now)) + "\n").encode("ascii")
+        data = (jsonio.dumps(entry(decision, now, extra)) + "\n").encode("ascii")
         path = os.path.join(state_folder(LOG_DIR, root=state_root), LOG_NAME)
         fd = os.open(path, APPEND_FLAGS, 0o600)
         try:

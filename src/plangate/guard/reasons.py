@@ -18,6 +18,7 @@ Hook path: standard library only, no ``re``/``json``/``typing`` at runtime.
 
 from __future__ import annotations
 
+from plangate.contracts import codes as contract_codes
 from plangate.hook_io import protocol
 
 TYPE_CHECKING = False
@@ -300,6 +301,8 @@ TABLE: dict[str, tuple[str, str]] = {
     ),
 }
 
+TABLE.update(contract_codes.TABLE)  # workflow contracts share the table (plangate.contracts)
+
 KNOWN_CODES: tuple[str, ...] = tuple(TABLE)
 """Every current code, grouped by disposition; ``unrecognized_shape`` stands for its family."""
 
@@ -319,7 +322,7 @@ DETAIL_TEXT: dict[tuple[str, str], str] = {
     ),
 }
 
-DEFAULT_FACTS = {"phase": "<phase>"}
+DEFAULT_FACTS = {"phase": "<phase>", "workflow": "<workflow>"}
 _PHASE_LABELS = {
     "ceo": "Phase 1 (CEO)",
     "design": "Phase 2 (Design)",

@@ -38,6 +38,15 @@ class HookInputError(Exception):
         self.detail = detail
 
 
+def read_payload(stream: BinaryIO, max_bytes: int = PAYLOAD_MAX_BYTES) -> Payload:
+    """The payload object, read whole; :class:`HookInputError` when it cannot be used (over
+    ``max_bytes`` included)."""
+    data = stream.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise HookInputError(f"the hook payload is over {_size(max_bytes)}")
+    return parse_payload(data)
+
+
 def _size(max_bytes: int) -> str:
     return f"{max_bytes // 1024} KiB" if max_bytes < 1024 * 1024 else f"{max_bytes >> 20} MiB"
 

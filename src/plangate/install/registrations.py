@@ -17,6 +17,9 @@ from plangate.install.plugin import install as plugin_install
 from plangate.locations import claude_config_dir
 from plangate.skill_names import plugin_dir
 
+#: The guard's matcher group: the one whose handlers carry the ``if`` conditions.
+GUARD_MATCHER = next(spec.matcher for spec in hook_registry.HOOKS if spec.kind == "guard")
+
 
 class Registration:
     """One place that registers plangate's hooks: a settings file, or the plugin."""
@@ -74,6 +77,7 @@ def registrations(cwd: str) -> list[Registration]:
         conditions = [
             handler.get("if")
             for _, group in groups.get("PreToolUse", [])
+            if group.get("matcher") == GUARD_MATCHER
             for handler in group["hooks"]
             if hook_registry.is_plangate_handler(handler)
         ]
@@ -105,7 +109,9 @@ def _plugin_conditions(hooks: Any) -> list[object]:
     return [
         handler.get("if")
         for group in groups
-        if isinstance(group, dict) and isinstance(group.get("hooks"), list)
+        if isinstance(group, dict)
+        and group.get("matcher") == GUARD_MATCHER
+        and isinstance(group.get("hooks"), list)
         for handler in group["hooks"]
         if isinstance(handler, dict)
     ]

@@ -120,10 +120,12 @@ def install(ctx: InstallContext) -> None:
         for name, _ in skills:
             skills_folder.check_ours_or_absent(os.path.join(skills_dir, name))
         stored, switches, sources = resolve_switches(ctx.flags, ctx.environ, ctx.err)
+        contracts, _ = config.gate_switch(hook_registry.WORKFLOW_CONTRACTS, ctx.environ)
         block = hook_registry.hook_settings(
             switches[hook_registry.CEO_REVIEW_GATE],
             switches[hook_registry.AUTOPLAN_GATE],
             ctx.python,
+            workflow_contracts=contracts,
         )
         # computed now: a hooks entry of the wrong type refuses before any change
         new_data = settings_file.merge_hooks(current.data, block, path=settings_path)
@@ -140,8 +142,9 @@ def install(ctx: InstallContext) -> None:
         before = settings_file.plangate_groups(current.data)
         after = settings_file.plangate_groups(new_data)
         shown = display_path(settings_path)
+        wanted = {**switches, hook_registry.WORKFLOW_CONTRACTS: contracts}
         for event in block:
-            label = _label(event, switches)
+            label = _label(event, wanted)
             if event not in before:
                 print(f"registered {label} in {shown}", file=out)
             elif before[event] == after.get(event):
@@ -164,15 +167,28 @@ def _skills_lock(ctx: InstallContext, command: str) -> config.FileLock:
 
 
 def _label(event: str, switches: Mapping[str, bool] | None) -> str:
-    spec = hook_registry.BY_EVENT.get(event)
-    if spec is None:
-        return f"{event} hook"
-    if spec.matcher is not None:
-        return f"{event} {spec.kind} ({spec.matcher})"
-    if switches is None:
-        return f"{event} {spec.kind}"
-    serving = [name for name in spec.switches if switches.get(name)]
-    return f"{event} {spec.kind} ({', '.join(serving)})"
+    """``Stop gate (autoplan_gate)``; an event holding several registrations names each:
+    ``PreToolUse guard (Read|Agent), contracts (Skill|…)``."""
+    specs = [
+        spec
+        for spec in hook_registry.HOOKS
+        if spec.event == event and switches is not None and spec.wanted(dict(switches))
+    ]
+    if not specs:
+        spec = hook_registry.BY_EVENT.get(event)
+        if spec is None:
+            return f"{event} hook"
+        specs = [spec]
+    parts = []
+    for spec in specs:
+        if spec.matcher is not None:
+            parts.append(f"{spec.kind} ({spec.matcher})")
+        elif switches is None:
+            parts.append(spec.kind)
+        else:
+            serving = [name for name in spec.switches if switches.get(name)]
+            parts.append(f"{spec.kind} ({', '.join(serving)})")
+    return f"{event} {', '.join(parts)}"
 
 
 def _report_backup(result: settings_file.WriteResult, settings_path: str, out: TextIO) -> None:

@@ -236,8 +236,21 @@ class Record:
 _MISSING = object()
 
 
+BLOCKED_EXPANSION = "UserPromptExpansion operation blocked by hook"
+"""How Claude Code 2.1.332 starts the informational system record it writes when a hook
+blocks a typed slash command (exit 2); before the first turn it is the journal's root."""
+
+
 def _is_session_start_hook(raw: dict[str, Any], record_type: str | None) -> bool:
-    """Whether a record without a message is a SessionStart hook's."""
+    """Whether a record without a message is a SessionStart hook's, or the notice of a typed
+    command a UserPromptExpansion hook blocked (both may come before the first turn)."""
+    if record_type == "system":
+        content = raw.get("content")
+        return (
+            raw.get("subtype") == "informational"
+            and isinstance(content, str)
+            and content.startswith(BLOCKED_EXPANSION)
+        )
     if record_type == "attachment":
         attachment = raw.get("attachment")
         if not isinstance(attachment, dict) or attachment.get("hookEvent") != "SessionStart":

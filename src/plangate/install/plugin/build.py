@@ -76,7 +76,9 @@ def hooks_json(switches: dict[str, bool]) -> dict[str, object]:
         if not spec.wanted(switches):
             continue
         launch = f'"${{CLAUDE_PLUGIN_ROOT}}/{LAUNCHER}" {hook_name(spec.module)}'
-        hooks[spec.event] = [hook_registry.matcher_group(spec, command=launch)]
+        groups = hooks.setdefault(spec.event, [])
+        assert isinstance(groups, list)
+        groups.append(hook_registry.matcher_group(spec, command=launch))
     return {
         "description": "plangate's phase publication guard and skill gates",
         "hooks": hooks,

@@ -1,0 +1,228 @@
+"""Decision time of the workflow contract hooks, beside today's guard fast path.
+
+Run from the repository root: ``python -m benchmarks.contract_decision [--mb 10]
+[--repeat 5] [--json]``.
+
+Every row times a hook exactly as Claude Code runs it: the command ``plangate setup``
+registers (:func:`plangate.hook_registry.hook_command`), the payload on stdin, process start
+to answer. The project has cc-sdd's skill folders installed (so the shipped cc-sdd contract
+applies) and a synthetic 2.1.332-shaped session journal of ``--mb`` megabytes of bulk work
+(Bash calls with long outputs) followed by a cc-sdd workflow in its requirements phase.
+
+- reference: the /autoplan guard's fast path (a non-phase Read, which never reads the journal);
+- a call no contract covers: a Bash command that writes no file (in the cc-sdd project), and
+  a Write in a project where no contract applies (no kiro skills);
+- a contract decision on the long journal: the Write of a source file during requirements
+  (refused, ``contract_edit_scope``) and the model's Skill call for the design phase
+  (refused, ``contract_approval``), cold and after a ~10 KB append;
+- the floor: bare ``python -S -c pass`` with the hooks' flags.
+
+Compare the contract decision rows with the guard's "after append" row of
+``guard_decision.py`` at the same size (``--sizes 10``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from benchmarks.timing import Case, Sample, load_average, run
+from plangate.hook_registry import hook_command
+from testkit.journals import Journal, use_id
+
+SKILLS = (
+    "kiro-spec-init",
+    "kiro-spec-requirements",
+    "kiro-spec-design",
+    "kiro-spec-tasks",
+    "kiro-impl",
+)
+FEATURE = "greet"
+SETTLE_S = 2.0
+"""How long after each hook run its detached index save is given (as a session's next call
+would find it: tool calls are seconds apart)."""
+REQUIREMENTS = "# Requirements\n\n## Requirements\n1. When run, the greeter shall print hello.\n"
+
+
+class Bench:
+    def __init__(self, root: Path, megabytes: float) -> None:
+        self.root = root
+        self.project = root / "project"
+        self.bare = root / "bare"
+        self.config = root / "claude"
+        self.state = root / "state"
+        self.bare.mkdir(parents=True)
+        for skill in SKILLS:
+            folder = self.project / ".claude" / "skills" / skill
+            folder.mkdir(parents=True)
+            (folder / "SKILL.md").write_text(f"---\nname: {skill}\n---\n")
+        self.journal = Journal(cwd=str(self.project), start=datetime.now(UTC))
+        self.journal.prompt("Work through the backlog.")
+        chunk = "x" * 2000 + "\n"
+        while len(self.journal.to_bytes()) < megabytes * 1024 * 1024 * 0.98:
+            self.bulk(chunk * 5)
+        spec = self.project / ".kiro" / "specs" / FEATURE
+        spec.mkdir(parents=True)
+        self.journal.prompt("/kiro-spec-init a greeting command")
+        self.call("Skill", {"skill": "kiro-spec-init", "args": "a greeting command"})
+        self.write(spec / "spec.json", json.dumps({"feature_name": FEATURE, "approvals": {}}))
+        self.call("Skill", {"skill": "kiro-spec-requirements", "args": FEATURE})
+        self.write(spec / "requirements.md", REQUIREMENTS)
+        self.path = self.journal.write_layout(self.config, project_dir=str(self.project))
+        self.size = self.path.stat().st_size
+
+    def bulk(self, output: str) -> None:
+        use = self.journal.tool_use("Bash", {"command": "make check", "description": "check"})
+        self.journal.tool_result(use_id(use), output)
+        self.journal.text("Checked.")
+
+    def call(self, name: str, tool_input: dict[str, Any]) -> None:
+        use = self.journal.tool_use(name, tool_input)
+        self.journal.tool_result(use_id(use), "ok")
+
+    def write(self, path: Path, text: str) -> None:
+        path.write_text(text)
+        self.call("Write", {"file_path": str(path), "content": text})
+
+    def append(self) -> None:
+        since = len(self.journal.records)
+        self.bulk("y" * 10_000)
+        self.journal.append_new(self.path, since)
+
+    def env(self) -> dict[str, str]:
+        keep = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "PLANGATE"))}
+        keep.update(CLAUDE_CONFIG_DIR=str(self.config), PLANGATE_STATE_ROOT=str(self.state))
+        return keep
+
+    def payload(self, tool: str, tool_input: dict[str, Any], cwd: Path) -> bytes:
+        return json.dumps(
+            {
+                "session_id": self.journal.session_id,
+                "transcript_path": str(self.path),
+                "cwd": str(cwd),
+                "hook_event_name": "PreToolUse",
+                "tool_name": tool,
+                "tool_input": tool_input,
+                "tool_use_id": self.journal.new_tool_use_id(),
+            }
+        ).encode()
+
+    def time(self, module: str, payload: bytes, expect: str) -> Sample:
+        argv = ["/bin/sh", "-c", hook_command(module)]
+        with tempfile.TemporaryFile() as stdin:
+            stdin.write(payload)
+            stdin.seek(0)
+            sample = run(argv, env=self.env(), stdin=stdin.fileno())
+        if expect not in sample.output.decode("utf-8", "replace"):
+            raise SystemExit(f"{module}: expected {expect!r}, got {sample.output[:300]!r}")
+        time.sleep(SETTLE_S)  # untimed: a hook's index save is left to a detached child
+        return sample
+
+
+def measure(megabytes: float, repeat: int) -> list[Case]:
+    root = Path(tempfile.mkdtemp(prefix="plangate-contract-bench-"))
+    try:
+        bench = Bench(root, megabytes)
+        size = f"{bench.size / 1024 / 1024:.1f} MB"
+        src = str(bench.project / "src" / "app.py")
+        rows: list[tuple[Case, Callable[[], Sample]]] = [
+            (
+                Case(size, "floor: bare `python -S -c pass`"),
+                lambda: run([sys.executable, "-S", "-c", "pass"], env=bench.env()),
+            ),
+            (
+                Case(size, "reference: guard fast path, non-phase Read `/etc/hostname`"),
+                lambda: bench.time(
+                    "plangate.hooks.pre_tool_use",
+                    bench.payload("Read", {"file_path": "/etc/hostname"}, bench.project),
+                    "{}",
+                ),
+            ),
+            (
+                Case(size, "no contract covers it: Bash `ls -la src | wc -l` (cc-sdd project)"),
+                lambda: bench.time(
+                    "plangate.hooks.contract_pre_tool_use",
+                    bench.payload("Bash", {"command": "ls -la src | wc -l"}, bench.project),
+                    "{}",
+                ),
+            ),
+            (
+                Case(size, "no contract covers it: Write in a project with no contract"),
+                lambda: bench.time(
+                    "plangate.hooks.contract_pre_tool_use",
+                    bench.payload(
+                        "Write", {"file_path": str(bench.bare / "a.py"), "content": "x"}, bench.bare
+                    ),
+                    "{}",
+                ),
+            ),
+            (
+                Case(size, "contract decision: source Write during requirements (deny)"),
+                lambda: bench.time(
+                    "plangate.hooks.contract_pre_tool_use",
+                    bench.payload("Write", {"file_path": src, "content": "x"}, bench.project),
+                    "contract_edit_scope",
+                ),
+            ),
+            (
+                Case(size, "contract decision: Skill kiro-spec-design entry (deny)"),
+                lambda: bench.time(
+                    "plangate.hooks.contract_pre_tool_use",
+                    bench.payload(
+                        "Skill", {"skill": "kiro-spec-design", "args": FEATURE}, bench.project
+                    ),
+                    "contract_approval",
+                ),
+            ),
+        ]
+        cases = []
+        for case, timed in rows:
+            timed()  # warm-up (and the contracts cache)
+            for _ in range(repeat):
+                case.add(timed())
+            cases.append(case)
+        appended = Case(size, "contract decision after a ~10 KB append: source Write (deny)")
+        for _ in range(repeat):
+            bench.append()
+            appended.add(rows[4][1]())
+        cases.append(appended)
+        return cases
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--mb", type=float, default=10.0)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    cases = measure(args.mb, args.repeat)
+    if args.json:
+        print(
+            json.dumps(
+                {"load_average": load_average(), "cases": [c.as_dict() for c in cases]}, indent=2
+            )
+        )
+        return 0
+    print(f"load average {load_average()}, {os.cpu_count()} CPUs, {args.repeat} runs each")
+    print(f"| {'case':<72} | {'size':>8} | {'median ms':>9} | {'min ms':>7} |")
+    print(f"|{'-' * 74}|{'-' * 10}|{'-' * 11}|{'-' * 9}|")
+    for case in cases:
+        print(
+            f"| {case.name:<72} | {case.size:>8} | {case.median_ms:>9.1f} | {case.min_ms:>7.1f} |"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,208 @@
+"""A person's approvals of a phase: human turns, ``plangate approve`` records, and the
+approval flags a workflow writes in its own files.
+
+An approval counts only when a person gave it after the phase's artifacts last changed:
+
+* a human turn in the live conversation (never a rewound one) whose text matches the
+  phase's ``words`` (whole words, any case) or ``pattern`` (a Python regular expression,
+  any case), later than the last edit of an artifact in the journal and than each artifact
+  file's modification time; or
+* a ``plangate approve <workflow> <phase> [feature]`` record for this project whose digest
+  of the artifacts is the artifacts' digest now (a change after it makes it stale).
+
+A flag (cc-sdd's ``spec.json`` ``approvals.tasks.approved``) never approves by itself: a flag
+set while no approval counts is the ``contract_self_approval`` refusal.
+
+Records: ``<state root>/contract-approvals.jsonl``, one JSON line per approval, appended
+with one ``os.write`` (``O_APPEND``).
+"""
+
+from __future__ import annotations
+
+import os
+
+from plangate import jsonio, locations
+from plangate.contracts import clock
+from plangate.contracts.templates import absolute, expand, fill
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from plangate.contracts.model import Contract, Phase
+    from plangate.contracts.state import Session
+
+RECORDS = "contract-approvals.jsonl"
+HUMAN = "human"
+COMMAND = "command"
+
+
+def records_path(state_root: str | None = None) -> str:
+    root = state_root if state_root is not None else locations.state_root()
+    return os.path.join(root, RECORDS)
+
+
+def artifact_files(
+    contract: Contract, phase: Phase, values: dict[str, str], project: str
+) -> list[str]:
+    """The files of a phase's artifacts (a glob's newest match)."""
+    files: list[str] = []
+    for artifact in phase.artifacts:
+        pattern = absolute(fill(artifact.path, values, contract.paths), project)
+        matches = expand(pattern)
+        files.append(matches[0] if matches else pattern)
+    return files
+
+
+def digest(files: list[str]) -> str:
+    import hashlib
+
+    total = hashlib.sha256()
+    for path in files:
+        total.update(path.encode("utf-8") + b"\0")
+        try:
+            with open(path, "rb") as handle:
+                total.update(hashlib.sha256(handle.read()).digest())
+        except OSError:
+            total.update(b"missing")
+    return total.hexdigest()
+
+
+def record_approval(
+    workflow: str,
+    phase: str,
+    feature: str | None,
+    project: str,
+    files: list[str],
+    *,
+    state_root: str | None = None,
+    now: str,
+) -> dict[str, object]:
+    line: dict[str, object] = {
+        "schema": 1,
+        "ts": now,
+        "workflow": workflow,
+        "phase": phase,
+        "feature": feature,
+        "project": project,
+        "digest": digest(files),
+    }
+    path = records_path(state_root)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, (jsonio.dumps(line) + "\n").encode("utf-8"))
+    finally:
+        os.close(fd)
+    return line
+
+
+def command_records(state_root: str | None = None) -> list[dict[str, object]]:
+    try:
+        with open(records_path(state_root), encoding="utf-8", errors="replace") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return []
+    found: list[dict[str, object]] = []
+    for line in lines:
+        try:
+            value = jsonio.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+    return found
+
+
+def words_match(text: str, words: tuple[str, ...], pattern: str | None) -> bool:
+    lowered = " ".join(text.lower().split())
+    for word in words:
+        wanted = " ".join(word.lower().split())
+        start = lowered.find(wanted)
+        while start >= 0:
+            end = start + len(wanted)
+            before = lowered[start - 1] if start else " "
+            after = lowered[end] if end < len(lowered) else " "
+            if not before.isalnum() and not after.isalnum():
+                return True
+            start = lowered.find(wanted, start + 1)
+    if pattern is not None:
+        import re
+
+        return re.search(pattern, text, re.IGNORECASE) is not None
+    return False
+
+
+class Approved:
+    """How a phase is approved: ``via`` human or command, and when; None fields when not."""
+
+    __slots__ = ("via", "order", "at")
+
+    def __init__(self, via: str, order: int | None, at: str) -> None:
+        self.via = via
+        self.order = order
+        self.at = at
+
+
+def _mtime(path: str) -> float:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return 0.0
+
+
+def approval_of(
+    contract: Contract,
+    phase: Phase,
+    session: Session,
+    project: str,
+    state_root: str | None = None,
+    *,
+    before: int | None = None,
+) -> Approved | None:
+    """The approval that counts for ``phase`` now, or None. ``before`` limits the human turns
+    to those before that event order (an approval must precede what it allows)."""
+    values = session.values
+    files = artifact_files(contract, phase, values, project)
+    changed_at = max((_mtime(path) for path in files), default=0.0)
+    last_edit = max((edit.order for edit in session.edits if edit.path in files), default=-1)
+    approval = phase.approval
+    for turn in reversed(session.turns):
+        if before is not None and turn.order >= before:
+            continue
+        if turn.order <= last_edit:
+            break
+        when = clock.seconds(turn.timestamp)
+        if when is None or when < changed_at:
+            break
+        if words_match(turn.text, approval.words, approval.pattern):
+            return Approved(HUMAN, turn.order, turn.timestamp)
+    feature = values.get("feature")
+    wanted = digest(files)
+    for record in reversed(command_records(state_root)):
+        if record.get("workflow") != contract.name or record.get("phase") != phase.name:
+            continue
+        if record.get("project") != project:
+            continue
+        if record.get("feature") not in (None, feature) and feature is not None:
+            continue
+        if record.get("digest") == wanted:
+            return Approved(COMMAND, None, str(record.get("ts") or ""))
+    return None
+
+
+def flag_value(path: str, key: str, text: str | None = None) -> bool:
+    """The boolean at dotted ``key`` of the JSON file (or ``text``); False when absent."""
+    if text is None:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+        except OSError:
+            return False
+    try:
+        value: object = jsonio.loads(text)
+    except ValueError:
+        return False
+    for part in key.split("."):
+        if not isinstance(value, dict):
+            return False
+        value = value.get(part)
+    return value is True

@@ -1,0 +1,198 @@
+"""The files a Bash command plainly writes. Standard library only, no ``shlex`` (hook path).
+
+Seen: output redirections (``>``, ``>>``, ``&>``, ``N>``; not ``/dev/null`` or ``>&N``),
+``tee``, the destination of ``cp``, ``mv``, ``install`` and ``ln``, the files of ``sed -i``,
+``touch``, ``truncate``, ``rm``, ``mkdir`` and ``dd of=``, in every command of a chain or pipe
+(``;``, ``&&``, ``||``, ``|``) and after ``cd DIR`` (relative to it). Not seen, and said so in
+``docs/contracts.md``: what a program does once it runs (a script, ``python -c``, ``make``,
+``git checkout``, a package manager), paths held in variables or built by substitution,
+``eval``, and here-documents passed to an interpreter.
+"""
+
+from __future__ import annotations
+
+import os
+
+SEPARATORS = (";", "&&", "||", "|", "&", "\n")
+DEST_LAST = ("cp", "mv", "install", "ln")
+ALL_ARGS = ("touch", "truncate", "rm", "mkdir", "rmdir")
+DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty")
+
+
+def tokens(command: str) -> list[str]:
+    """Words and operators, with quotes removed (a rough ``sh`` lexer)."""
+    out: list[str] = []
+    word: list[str] = []
+    quoted = False
+    i = 0
+    n = len(command)
+
+    def flush() -> None:
+        nonlocal quoted
+        if word or quoted:
+            out.append("".join(word))
+            word.clear()
+        quoted = False
+
+    while i < n:
+        ch = command[i]
+        if ch in "'\"":
+            end = command.find(ch, i + 1)
+            if end < 0:
+                end = n
+            word.append(command[i + 1 : end])
+            quoted = True
+            i = end + 1
+            continue
+        if ch == "\\" and i + 1 < n:
+            word.append(command[i + 1])
+            i += 2
+            continue
+        if ch == "#" and not word:
+            while i < n and command[i] != "\n":
+                i += 1
+            continue
+        if ch in " \t":
+            flush()
+            i += 1
+            continue
+        if ch in ";|&\n<>":
+            flush()
+            two = command[i : i + 2]
+            if two in ("&&", "||", ">>", "&>", ">&", "<<"):
+                out.append(two)
+                i += 2
+            else:
+                out.append(ch)
+                i += 1
+            continue
+        if ch.isdigit() and not word and i + 1 < n and command[i + 1] == ">":
+            i += 1  # 2> file: the descriptor number is part of the operator
+            continue
+        word.append(ch)
+        i += 1
+    flush()
+    return out
+
+
+def strip_heredocs(command: str) -> str:
+    """The command without the bodies of its here-documents (their text is data)."""
+    kept: list[str] = []
+    waiting: list[str] = []
+    for line in command.split("\n"):
+        if waiting:
+            if line.strip() == waiting[0]:
+                waiting.pop(0)
+            continue
+        kept.append(line)
+        rest = line
+        while "<<" in rest:
+            rest = rest.split("<<", 1)[1]
+            word = rest.lstrip("-").lstrip()
+            end = 0
+            while end < len(word) and not word[end].isspace() and word[end] not in ";|&<>)":
+                end += 1
+            delimiter = word[:end].strip("'\"")
+            if delimiter:
+                waiting.append(delimiter)
+    return "\n".join(kept)
+
+
+def written_files(command: str, cwd: str) -> list[str]:
+    """Absolute paths the command plainly writes, in order, once each."""
+    found: list[str] = []
+    here = cwd
+    words = tokens(strip_heredocs(command))
+    segment: list[str] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word in (">", ">>", "&>"):
+            target = words[i + 1] if i + 1 < len(words) else ""
+            if target and target not in DEVICES and not target.startswith("&"):
+                found.append(_absolute(target, here))
+            i += 2
+            continue
+        if word == ">&":
+            i += 2
+            continue
+        if word == "<<":
+            i += 2  # the delimiter
+            continue
+        if word == "<":
+            i += 2
+            continue
+        if word in SEPARATORS:
+            here = _segment(segment, here, found)
+            segment = []
+            i += 1
+            continue
+        segment.append(word)
+        i += 1
+    _segment(segment, here, found)
+    return list(dict.fromkeys(found))
+
+
+def _segment(words: list[str], cwd: str, found: list[str]) -> str:
+    """Note the files one simple command writes; returns the cwd after it (``cd``)."""
+    while words and "=" in words[0] and not words[0].startswith("="):
+        words = words[1:]  # VAR=value prefixes
+    while words and words[0] in ("sudo", "env", "command", "nohup", "time"):
+        words = words[1:]
+    if not words:
+        return cwd
+    name = os.path.basename(words[0])
+    args = words[1:]
+    plain = [a for a in args if not a.startswith("-")]
+    if name == "cd":
+        return _absolute(plain[0], cwd) if plain else cwd
+    if name == "tee":
+        found.extend(_absolute(a, cwd) for a in plain)
+    elif name in DEST_LAST:
+        target = _target_dir(args)
+        if target is not None:
+            found.append(_absolute(target, cwd))
+        elif len(plain) >= 2:
+            found.append(_absolute(plain[-1], cwd))
+    elif name in ALL_ARGS:
+        found.extend(_absolute(a, cwd) for a in plain)
+    elif name in ("sed", "perl") and any(a.startswith("-i") or a == "--in-place" for a in args):
+        found.extend(_absolute(a, cwd) for a in _sed_files(args))
+    elif name == "dd":
+        found.extend(_absolute(a[3:], cwd) for a in args if a.startswith("of="))
+    return cwd
+
+
+def _target_dir(args: list[str]) -> str | None:
+    for i, arg in enumerate(args):
+        if arg in ("-t", "--target-directory") and i + 1 < len(args):
+            return args[i + 1]
+        if arg.startswith("--target-directory="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def _sed_files(args: list[str]) -> list[str]:
+    """``sed -i 's/a/b/' f1 f2``: the files after the script (or after ``-e`` scripts)."""
+    plain: list[str] = []
+    skip = False
+    scripted = False
+    for arg in args:
+        if skip:
+            skip = False
+            continue
+        if arg in ("-e", "--expression", "-f", "--file"):
+            skip = True
+            scripted = True
+            continue
+        if arg.startswith("-"):
+            continue
+        plain.append(arg)
+    return plain if scripted else plain[1:]
+
+
+def _absolute(path: str, cwd: str) -> str:
+    path = os.path.expanduser(path)
+    if not os.path.isabs(path):
+        path = os.path.join(cwd, path)
+    return os.path.normpath(path)

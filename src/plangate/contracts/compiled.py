@@ -1,0 +1,204 @@
+"""The hook path's cache of parsed contracts: ``tomllib`` only when a file changed.
+
+Parsing TOML imports ``tomllib`` (and with it ``re`` and ``typing``: about 30 ms on a busy
+two-core machine), too much for every tool call. A contract parsed once is kept as JSON in
+``<state root>/cache/contracts.json``, keyed by its path, size and modification time; a
+changed file is parsed again. A contract that fails to parse is kept as its error, so the
+hook reports it (``contract_invalid``) on every call until it is fixed. The cache is only a
+cache: unreadable, it is rebuilt; unwritable, every call parses.
+"""
+
+from __future__ import annotations
+
+import os
+
+from plangate import jsonio, locations
+from plangate.contracts import model
+from plangate.errors import ContractError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+CACHE_DIR = "cache"
+CACHE_NAME = "contracts.json"
+SCHEMA = 1
+
+
+def cache_path(state_root: str | None = None) -> str:
+    root = state_root if state_root is not None else locations.state_root()
+    return os.path.join(root, CACHE_DIR, CACHE_NAME)
+
+
+class Cache:
+    """Contracts by path, loaded from and saved to the cache file."""
+
+    def __init__(self, state_root: str | None = None) -> None:
+        self.path = cache_path(state_root)
+        self.entries: dict[str, dict[str, Any]] = {}
+        self.changed = False
+        try:
+            with open(self.path, encoding="utf-8") as handle:
+                data = jsonio.loads(handle.read())
+            if isinstance(data, dict) and data.get("schema") == SCHEMA:
+                entries = data.get("entries")
+                if isinstance(entries, dict):
+                    self.entries = entries
+        except (OSError, ValueError):
+            pass
+
+    def load(self, path: str) -> model.Contract:
+        """The contract at ``path`` (:class:`ContractError` as the loader raises it)."""
+        try:
+            info = os.stat(path)
+        except OSError as error:
+            raise ContractError(
+                f"cannot read the contract: {error.strerror or error}",
+                "check the path and its permissions",
+                path=path,
+            ) from None
+        stamp = [info.st_size, info.st_mtime_ns]
+        entry = self.entries.get(path)
+        if isinstance(entry, dict) and entry.get("stamp") == stamp:
+            try:
+                return _from_entry(entry, path)
+            except (KeyError, TypeError, ValueError):
+                pass  # a cache from another version: parse again
+        from plangate.contracts.loader import load_file
+
+        try:
+            contract = load_file(path)
+        except ContractError as error:
+            self.entries[path] = {
+                "stamp": stamp,
+                "error": {"message": error.message, "remedy": error.remedy, "line": error.line},
+            }
+            self.changed = True
+            raise
+        self.entries[path] = {"stamp": stamp, "contract": to_dict(contract)}
+        self.changed = True
+        return contract
+
+    def save(self) -> None:
+        if not self.changed:
+            return
+        from plangate.files import replace
+
+        try:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            data = jsonio.dumps({"schema": SCHEMA, "entries": self.entries})
+            replace(self.path, data.encode("utf-8"), 0o600)
+        except (OSError, ValueError):
+            pass  # only a cache
+        self.changed = False
+
+
+def _from_entry(entry: dict[str, Any], path: str) -> model.Contract:
+    error = entry.get("error")
+    if isinstance(error, dict):
+        raise ContractError(
+            str(error["message"]), str(error["remedy"]), path=path, line=int(error["line"])
+        )
+    return from_dict(entry["contract"], path)
+
+
+def to_dict(contract: model.Contract) -> dict[str, Any]:
+    done = contract.done
+    return {
+        "name": contract.name,
+        "skills": list(contract.skills),
+        "variables": dict(contract.variables),
+        "paths": dict(contract.paths),
+        "phases": [_phase_dict(phase) for phase in contract.phases],
+        "done": None
+        if done is None
+        else {
+            "after": done.after,
+            "files": list(done.files),
+            "all_checked": list(done.all_checked),
+            "check": done.check,
+            "check_timeout": done.check_timeout,
+        },
+    }
+
+
+def _phase_dict(phase: model.Phase) -> dict[str, Any]:
+    approval = phase.approval
+    flag = approval.flag
+    return {
+        "name": phase.name,
+        "entry": list(phase.entry),
+        "reads": list(phase.reads),
+        "agents": list(phase.agents),
+        "binds": phase.binds,
+        "editable": None if phase.editable is None else list(phase.editable),
+        "artifacts": [
+            {
+                "path": a.path,
+                "headings": list(a.headings),
+                "min_items": a.min_items,
+                "min_checkboxes": a.min_checkboxes,
+                "placeholders": list(a.placeholders),
+                "line": a.line,
+            }
+            for a in phase.artifacts
+        ],
+        "approval": {
+            "required": approval.required,
+            "words": list(approval.words),
+            "pattern": approval.pattern,
+            "flag": None if flag is None else {"file": flag.file, "key": flag.key},
+        },
+    }
+
+
+def from_dict(data: dict[str, Any], source: str) -> model.Contract:
+    done = data["done"]
+    return model.Contract(
+        str(data["name"]),
+        skills=tuple(data["skills"]),
+        variables={str(k): int(v) for k, v in data["variables"].items()},
+        paths={str(k): str(v) for k, v in data["paths"].items()},
+        phases=tuple(_phase_of(p) for p in data["phases"]),
+        done=None
+        if done is None
+        else model.Done(
+            str(done["after"]),
+            files=tuple(done["files"]),
+            all_checked=tuple(done["all_checked"]),
+            check=done["check"],
+            check_timeout=int(done["check_timeout"]),
+        ),
+        source=source,
+    )
+
+
+def _phase_of(data: dict[str, Any]) -> model.Phase:
+    approval = data["approval"]
+    flag = approval["flag"]
+    editable = data["editable"]
+    return model.Phase(
+        str(data["name"]),
+        entry=tuple(data["entry"]),
+        reads=tuple(data["reads"]),
+        agents=tuple(data["agents"]),
+        binds=bool(data["binds"]),
+        editable=None if editable is None else tuple(editable),
+        artifacts=tuple(
+            model.Artifact(
+                str(a["path"]),
+                headings=tuple(a["headings"]),
+                min_items=int(a["min_items"]),
+                min_checkboxes=int(a["min_checkboxes"]),
+                placeholders=tuple(a["placeholders"]),
+                line=int(a["line"]),
+            )
+            for a in data["artifacts"]
+        ),
+        approval=model.Approval(
+            bool(approval["required"]),
+            tuple(approval["words"]),
+            approval["pattern"],
+            None if flag is None else model.Flag(str(flag["file"]), str(flag["key"])),
+        ),
+    )

@@ -1,0 +1,233 @@
+"""One hook call from payload to decision: which contracts apply, the journal, the fold, the
+rules, the decision log. Imported by the contract hooks only once a call may be covered.
+
+Every decision becomes a :class:`plangate.guard.reasons.Decision` (the guard's dispositions
+and texts) and one line of the guard's decision log, with the workflow and the phase.
+"""
+
+from __future__ import annotations
+
+import os
+
+from plangate import locations
+from plangate.contracts import codes, compiled, contents, discovery, rules, state
+from plangate.guard import log, reasons
+from plangate.hook_io import protocol
+from plangate.journal.owners import project_owners
+from plangate.journal.reader import read_journal
+from plangate.journal.verdict import ERROR
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
+
+    from plangate.contracts.model import Contract
+    from plangate.hook_io.protocol import Output
+    from plangate.journal.events import Event
+    from plangate.journal.records import Record
+
+FILE_FACTS = (None, codes.CONTRACT_PHASE_ORDER, codes.CONTRACT_ARTIFACT)
+"""Rulings the files alone prove, journal or not (the first call of a session, before
+Claude Code has written a journal the reader accepts)."""
+WANTED_TOOLS = frozenset(
+    {"Skill", "Write", "Edit", "MultiEdit", "NotebookEdit", "Bash", "Read", "Agent"}
+)
+
+
+class Applying:
+    """The contracts that apply to a project, and the broken files that would."""
+
+    __slots__ = ("contracts", "broken")
+
+    def __init__(self, contracts: list[Contract], broken: list[discovery.Found]) -> None:
+        self.contracts = contracts
+        self.broken = broken
+
+
+def applying(project: str, state_root: str | None = None) -> Applying:
+    cache = compiled.Cache(state_root)
+    found = discovery.discover(project, cache.load, state_root)
+    cache.save()
+    contracts, broken = discovery.applying(found)
+    return Applying(contracts, broken)
+
+
+def project_dir(payload: dict[str, Any]) -> str:
+    configured = os.environ.get("CLAUDE_PROJECT_DIR")
+    project = configured or payload.get("cwd")
+    if not isinstance(project, str) or not os.path.isabs(project):
+        return os.getcwd()
+    return os.path.normpath(project)
+
+
+INDEX_DIR = "contract-index"
+"""The contract hooks' own journal indexes (``<state root>/contract-index``): kept apart from
+the guard's, whose saved fold a read without its tracker must never leave behind. A read
+goes on from it and reloads only the records :func:`select` names; the live chain is
+chosen afresh on every read (a windowed read, as the guard's fold makes, would need a fold
+that follows rewinds: not built for contracts)."""
+
+
+def select(ordered: list[Record]) -> Iterable[Record]:
+    """The records the fold needs reloaded in full: the human turns and the tool calls it
+    reads whose text or input the reader's first pass did not keep (large records)."""
+    for record in ordered:
+        for event in record.events:
+            if event.kind == "human_turn" and getattr(event, "text", None) is None:
+                yield record
+                break
+            if (
+                event.kind == "tool_use"
+                and getattr(event, "name", None) in WANTED_TOOLS
+                and getattr(event, "input", None) is None
+            ):
+                yield record
+                break
+
+
+class Read:
+    __slots__ = ("events", "version", "problem")
+
+    def __init__(self, events: list[Event], version: str | None, problem: str | None) -> None:
+        self.events = events
+        self.version = version
+        self.problem = problem
+
+
+def read_events(payload: dict[str, Any], project: str) -> Read:
+    transcript = payload.get("transcript_path")
+    session = payload.get("session_id")
+    if not isinstance(transcript, str) or not isinstance(session, str):
+        return Read([], None, "the payload names no journal")
+    tool_use_id = payload.get("tool_use_id")
+    verdict = read_journal(
+        transcript,
+        session_id=session,
+        owners=project_owners(project),
+        config_dir=locations.claude_config_dir(),
+        select=select,
+        tool_use_id=tool_use_id if isinstance(tool_use_id, str) else None,
+        index_dir=os.path.join(locations.state_root(), INDEX_DIR),
+    )
+    if verdict.status == ERROR:
+        return Read([], verdict.claude_code_version, verdict.reason or "error")
+    return Read(verdict.events, verdict.claude_code_version, None)
+
+
+def logged(
+    ruling: rules.Ruling, event: str, version: str | None, path: str = reasons.PATH_JOURNAL
+) -> reasons.Decision:
+    """The ruling as a guard decision, its log line (and one per approval it rests on)."""
+    extra = {"workflow": ruling.workflow, "phase": ruling.phase, "event": event}
+    if ruling.code is None:
+        decision = reasons.Decision.allow(path, version)
+        for phase, via in ruling.approvals:
+            approval = {
+                "workflow": ruling.workflow,
+                "phase": phase,
+                "event": "approval",
+                "via": via,
+            }
+            log.append_decision(decision, extra=approval)
+    else:
+        decision = reasons.Decision.deny(
+            ruling.code, detail=ruling.detail or None, path=path, claude_code_version=version
+        )
+    log.append_decision(decision, extra=extra)
+    return decision
+
+
+def unverified(workflow: str, detail: str, version: str | None, event: str) -> Output:
+    decision = reasons.Decision.unverified(
+        codes.CONTRACT_UNVERIFIED, detail=detail, claude_code_version=version
+    )
+    log.append_decision(decision, extra={"workflow": workflow, "event": event})
+    notice = (
+        f"[plangate] workflow {workflow} was NOT checked for this call: "
+        f"{reasons.text(codes.CONTRACT_UNVERIFIED)} Detail: {detail}. "
+        f"Run `plangate explain {codes.CONTRACT_UNVERIFIED}` for what to do."
+    )
+    return protocol.warning(notice, context=notice)
+
+
+def invalid_ruling(broken: list[discovery.Found], skill: str) -> rules.Ruling | None:
+    """A broken contract refuses its skill (beside-the-skill) or every skill (project, user)."""
+    for item in broken:
+        if item.skill is None or state.skill_matches(item.skill, skill):
+            assert item.error is not None
+            detail = f"{item.error.where()}: {item.error.message}"
+            return rules.Ruling(codes.CONTRACT_INVALID, item.skill or "?", "?", detail)
+    return None
+
+
+def entry_ruling(
+    payload: dict[str, Any], skill: str, args: str, event: str
+) -> tuple[rules.Ruling, str | None] | None:
+    """The ruling on starting ``skill`` (None: no contract covers it)."""
+    project = project_dir(payload)
+    found = applying(project)
+    contract = next((c for c in found.contracts if state.owns(c, skill)), None)
+    if contract is None:
+        broken = invalid_ruling(found.broken, skill)
+        return (broken, None) if broken is not None else None
+    phase = state.phase_of(contract, skill)
+    if phase is None:
+        return None  # a helper skill of the workflow: no phase starts
+    read = read_events(payload, project)
+    cwd = str(payload.get("cwd") or project)
+    session = state.fold(read.events, found.contracts, cwd, project, skip=_id(payload))
+    values = state.bind(contract, args) if phase.binds else {}
+    ruling = rules.entry(contract, phase, session, project, values=values)
+    if read.problem is not None and ruling.code not in FILE_FACTS:
+        # Without the journal only the files speak: an allow, a missing or short artifact
+        # stand; a missing approval may be one the unread journal holds.
+        ruling = rules.Ruling(codes.CONTRACT_UNVERIFIED, contract.name, phase.name, read.problem)
+    return ruling, read.version
+
+
+def _id(payload: dict[str, Any]) -> str | None:
+    value = payload.get("tool_use_id")
+    return value if isinstance(value, str) else None
+
+
+def pre_tool_use(payload: dict[str, Any], paths: list[str] | None) -> Output:
+    """A Skill call (``paths`` None) or a write of ``paths``."""
+    tool = str(payload.get("tool_name"))
+    tool_input = payload.get("tool_input")
+    data: dict[str, Any] = tool_input if isinstance(tool_input, dict) else {}
+    if paths is None:
+        name = data.get("skill") or data.get("command")
+        if not isinstance(name, str):
+            return {}
+        args = data.get("args")
+        found = entry_ruling(payload, name, args if isinstance(args, str) else "", "entry")
+        if found is None:
+            return {}
+        ruling, version = found
+        if ruling.code == codes.CONTRACT_UNVERIFIED:
+            return unverified(ruling.workflow, ruling.detail, version, "entry")
+        decision = logged(ruling, "entry", version)
+        return decision.output(ruling.facts)
+    project = project_dir(payload)
+    found_contracts = applying(project)
+    if not found_contracts.contracts:
+        return {}
+    read = read_events(payload, project)
+    if read.problem is not None:
+        names = ",".join(c.name for c in found_contracts.contracts)
+        return unverified(names, read.problem, read.version, "edit")
+    cwd = str(payload.get("cwd") or project)
+    session = state.fold(read.events, found_contracts.contracts, cwd, project, skip=_id(payload))
+    if session.contract is None:
+        return {}
+    texts: dict[str, str] = {}
+    for path in paths:
+        text = contents.after(tool, data, path)
+        if text is not None:
+            texts[path] = text
+    edit_ruling = rules.edit(session, paths, project, contents=texts)
+    if edit_ruling is None or edit_ruling.code is None:
+        return {}  # an allowed edit: not logged (the log holds phase entries and refusals)
+    decision = logged(edit_ruling, "edit", read.version)
+    return decision.output(edit_ruling.facts)

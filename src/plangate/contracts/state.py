@@ -1,0 +1,261 @@
+"""The fold: the live chain's events → where a session stands in its workflow.
+
+Read from the events the journal reader gives (the live conversation only: rewound and
+abandoned branches are never seen), in order:
+
+* every invocation of a workflow's skill: a typed ``/skill args`` (a human turn with a
+  command) or the model's successful ``Skill`` call; a phase's ``reads`` (a Read of a
+  matching path) and ``agents`` (an Agent dispatch of that ``subagent_type``) enter it too;
+* the workflow's variables: from an invocation's arguments (the phase ``binds``), and from a
+  written path that fills a template's unbound ``{name}`` (cc-sdd's spec-init invents the
+  feature name and writes ``.kiro/specs/<feature>/spec.json``);
+* the human turns (approvals) and the model's edits (Write, Edit, MultiEdit, NotebookEdit,
+  Bash writes), with their order.
+
+The active workflow is the one of the latest invocation; its run starts at the first
+invocation after another workflow's (or the session's first), and only the run's turns and
+edits count. Its current phase is the phase entered last. Standard library only (hook path).
+"""
+
+from __future__ import annotations
+
+import os
+
+from plangate.contracts import bash_writes
+from plangate.contracts.templates import absolute, extract, fill, matches
+from plangate.journal.events import HumanTurn, ToolResult, ToolUse
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from plangate.contracts.model import Contract, Phase
+    from plangate.journal.events import Event
+
+SKILL_TOOL = "Skill"
+EDIT_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
+TYPED = "typed"
+SKILL = "skill"
+READ = "read"
+AGENT = "agent"
+
+
+def skill_matches(ref: str, name: str) -> bool:
+    """A contract's ``kiro-impl`` is ``kiro-impl`` and any plugin's ``<plugin>:kiro-impl``;
+    a namespaced ``kit:kiro-impl`` is only itself."""
+    name = name.strip().lstrip("/")
+    ref = ref.strip().lstrip("/")
+    if ref == name:
+        return True
+    return ":" not in ref and name.split(":", 1)[-1] == ref
+
+
+def phase_of(contract: Contract, skill: str) -> Phase | None:
+    return next(
+        (p for p in contract.phases if any(skill_matches(ref, skill) for ref in p.entry)), None
+    )
+
+
+def owns(contract: Contract, skill: str) -> bool:
+    return any(skill_matches(ref, skill) for ref in contract.all_skills())
+
+
+class Invocation:
+    __slots__ = ("order", "timestamp", "skill", "args", "via", "contract", "phase")
+
+    def __init__(
+        self,
+        order: int,
+        timestamp: str,
+        skill: str,
+        args: str,
+        via: str,
+        contract: Contract,
+        phase: Phase | None,
+    ) -> None:
+        self.order = order
+        self.timestamp = timestamp
+        self.skill = skill
+        self.args = args
+        self.via = via
+        self.contract = contract
+        self.phase = phase
+
+
+class Turn:
+    __slots__ = ("order", "timestamp", "text")
+
+    def __init__(self, order: int, timestamp: str, text: str) -> None:
+        self.order = order
+        self.timestamp = timestamp
+        self.text = text
+
+
+class Edit:
+    __slots__ = ("order", "path", "tool")
+
+    def __init__(self, order: int, path: str, tool: str) -> None:
+        self.order = order
+        self.path = path
+        self.tool = tool
+
+
+class Session:
+    """Where the session stands: the active ``contract`` (None: no workflow ran), its
+    variable ``values``, the phases ``entered`` (in order), human ``turns`` and ``edits``."""
+
+    __slots__ = ("contract", "values", "entered", "turns", "edits", "invocations")
+
+    def __init__(self) -> None:
+        self.contract: Contract | None = None
+        self.values: dict[str, str] = {}
+        self.entered: list[Invocation] = []
+        self.turns: list[Turn] = []
+        self.edits: list[Edit] = []
+        self.invocations: list[Invocation] = []
+
+    def begin(self, contract: Contract) -> None:
+        """A run of ``contract`` starts: what came before it (another workflow's run, human
+        turns, edits) is not this run's (:mod:`plangate.contracts.tracker` reads the same)."""
+        self.contract = contract
+        self.values = {}
+        self.entered = []
+        self.turns = []
+        self.edits = []
+
+    @property
+    def current(self) -> Phase | None:
+        return self.entered[-1].phase if self.entered else None
+
+    def entered_names(self) -> set[str]:
+        return {inv.phase.name for inv in self.entered if inv.phase is not None}
+
+
+def bind(contract: Contract, args: str) -> dict[str, str]:
+    words = args.split()
+    found: dict[str, str] = {}
+    for name, position in contract.variables.items():
+        if len(words) >= position and not words[position - 1].startswith("-"):
+            found[name] = words[position - 1]
+    return found
+
+
+def edited_paths(use: ToolUse, cwd: str) -> list[str]:
+    """The files a tool call writes (absolute), or [] for a call that writes none."""
+    data = use.input or {}
+    if use.name in EDIT_TOOLS:
+        path = data.get("file_path") or data.get("notebook_path")
+        return [absolute(path, cwd)] if isinstance(path, str) and path else []
+    if use.name == "Bash":
+        command = data.get("command")
+        return bash_writes.written_files(command, cwd) if isinstance(command, str) else []
+    return []
+
+
+def _failed(events: list[Event]) -> set[str]:
+    return {e.tool_use_id for e in events if isinstance(e, ToolResult) and e.is_error}
+
+
+def _learn(session: Session, contract: Contract, path: str, project: str) -> None:
+    templates = list(contract.paths.values()) + [
+        a.path for phase in contract.phases for a in phase.artifacts
+    ]
+    for template in templates:
+        expanded = template
+        for name, named in contract.paths.items():
+            expanded = expanded.replace("{" + name + "}", named)
+        for name, value in extract(expanded, path, project).items():
+            if name in contract.variables and name not in session.values:
+                session.values[name] = value
+
+
+def fold(
+    events: list[Event], contracts: list[Contract], cwd: str, project: str, skip: str | None = None
+) -> Session:
+    """The session's state from ``events``; ``skip`` is the current call's id (not counted)."""
+    session = Session()
+    failed = _failed(events)
+    for event in events:
+        if isinstance(event, HumanTurn):
+            if event.command:
+                _invoke(session, contracts, event.command, event.arguments or "", TYPED, event)
+                text = event.arguments or ""
+            else:
+                text = event.text or ""
+            session.turns.append(Turn(event.order, event.timestamp, text))
+            continue
+        if not isinstance(event, ToolUse) or event.tool_use_id == skip:
+            continue
+        if event.tool_use_id in failed or event.input is None:
+            continue
+        if event.name == SKILL_TOOL:
+            name = event.input.get("skill") or event.input.get("command")
+            args = event.input.get("args")
+            if isinstance(name, str):
+                _invoke(
+                    session, contracts, name, args if isinstance(args, str) else "", SKILL, event
+                )
+            continue
+        if event.name in ("Read", "Agent"):
+            _entered_by_call(session, contracts, event, cwd, project)
+            continue
+        for path in edited_paths(event, cwd):
+            session.edits.append(Edit(event.order, path, event.name))
+            if session.contract is not None:
+                _learn(session, session.contract, path, project)
+    return session
+
+
+def _invoke(
+    session: Session, contracts: list[Contract], name: str, args: str, via: str, event: Event
+) -> None:
+    for contract in contracts:
+        if not owns(contract, name):
+            continue
+        phase = phase_of(contract, name)
+        invocation = Invocation(event.order, event.timestamp, name, args, via, contract, phase)
+        if session.contract is not contract:
+            session.begin(contract)
+        if phase is None or phase.binds:
+            session.values.update(bind(contract, args))
+        session.invocations.append(invocation)
+        if phase is not None:
+            session.entered.append(invocation)
+        return
+
+
+def _entered_by_call(
+    session: Session, contracts: list[Contract], use: ToolUse, cwd: str, project: str
+) -> None:
+    data = use.input or {}
+    for contract in contracts:
+        for phase in contract.phases:
+            hit = False
+            if use.name == "Read" and phase.reads:
+                path = data.get("file_path")
+                if isinstance(path, str):
+                    target = absolute(path, cwd)
+                    values = session.values if session.contract is contract else {}
+                    hit = any(
+                        matches(absolute(fill(p, values, contract.paths), project), target)
+                        for p in phase.reads
+                    )
+            elif use.name == "Agent" and phase.agents:
+                hit = data.get("subagent_type") in phase.agents
+            if hit:
+                if session.contract is not contract:
+                    session.begin(contract)
+                invocation = Invocation(
+                    use.order,
+                    use.timestamp,
+                    use.name,
+                    "",
+                    READ if use.name == "Read" else AGENT,
+                    contract,
+                    phase,
+                )
+                session.entered.append(invocation)
+                return
+
+
+def project_of(path: str, project: str) -> bool:
+    """Whether ``path`` is inside the project folder."""
+    return path == project or path.startswith(project.rstrip(os.sep) + os.sep)

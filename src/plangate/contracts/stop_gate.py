@@ -1,0 +1,152 @@
+"""The contracts' Stop/SubagentStop gate: hold the final stop until the workflow is done.
+
+Once a session (or a subagent, in its own transcript) enters a workflow's ``done.after``
+phase, each final stop is judged against the definition of done (:mod:`.done`). Seed 001's
+machinery does the rest, as for the /autoplan gate: a ``fired`` marker at the run's first
+final stop, at most 3 ``blocked`` stops (``stop_hook_active`` does not skip the check), then
+``released`` or ``exhausted``; the session record (``skill-gates/<session>/record.json``,
+under ``contract:<workflow>``), the trace log ``hooks/contract-gate.log`` and
+``plangate report``. A stop that waits on the person in an interactive session is never
+held. An error never blocks: it is a ``GATE_*`` error marker and the stop goes through.
+"""
+
+from __future__ import annotations
+
+import os
+
+from plangate.contracts import done as done_check
+from plangate.contracts import evaluate, state
+from plangate.gates import session_record, skill_loads, stop_hook
+from plangate.gates.errors import GATE_TIMEOUT, GATE_TRANSCRIPT, GateError, GateTimeout
+from plangate.gates.gate import STOP, SUBAGENT_STOP, Gate
+from plangate.gates.judgement import Judgement
+from plangate.gates.timing import Deadline, deadline_ms
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, TextIO
+
+    from plangate.contracts.model import Contract
+    from plangate.gates.transcript import View
+    from plangate.hook_io.protocol import Output
+
+HOOK = "contract-gate"
+SWITCH_PREFIX = "contract:"
+
+
+def gate_of(contract: Contract) -> Gate:
+    return Gate(SWITCH_PREFIX + contract.name, HOOK, contract.name, (STOP, SUBAGENT_STOP))
+
+
+def _judge(
+    contract: Contract,
+    view: View,
+    project: str,
+    cwd: str,
+    env: dict[str, str],
+    last_message: object,
+    subagent: bool,
+    agent: str | None,
+    deadline: Deadline,
+) -> Judgement | None:
+    assert contract.done is not None
+    session = state.fold(view.events, [contract], cwd, project)
+    if session.contract is not contract:
+        return None
+    runs = [inv for inv in session.entered if inv.phase and inv.phase.name == contract.done.after]
+    if not runs:
+        return None
+    start = runs[-1]
+    key = f"{start.via}-{start.order}"
+    judgement = Judgement(gate_of(contract), f"agent-{agent}/{key}" if subagent else key)
+    judgement.agent = agent if subagent else None
+    judgement.loaded_at = start.timestamp
+    judgement.via = start.via
+    if not subagent:
+        kind = skill_loads.session_kind(view.prompt_source, view.entrypoint, env)
+        if kind == skill_loads.INTERACTIVE:
+            judgement.not_final = skill_loads.asks_the_user(view.events, last_message) or ""
+    judgement.final = not judgement.not_final
+    if not judgement.final:
+        return judgement
+    missing = done_check.shortfalls(contract, session.values, project, deadline.remaining())
+    judgement.files = [os.path.relpath(s.path, project) for s in missing] or []
+    judgement.met = not missing
+    judgement.file = None
+    if missing:
+        lines = "\n".join(f"- {s.text()}" for s in missing)
+        judgement.instructions = (
+            f"[plangate] Workflow {contract.name} is not done: its definition of done does "
+            f"not hold yet.\n{lines}\nFinish this work (tick each task only once it is really "
+            "done), then end your turn."
+        )
+    return judgement
+
+
+def decide(
+    payload: dict[str, Any],
+    event: str,
+    *,
+    stderr: TextIO | None = None,
+    alarm: Callable[[float], object] | None = None,
+) -> Output:
+    env = dict(os.environ)
+    project = evaluate.project_dir(payload)
+    contracts = [c for c in evaluate.applying(project).contracts if c.done is not None]
+    if not contracts:
+        return {}
+    session = payload.get("session_id")
+    transcript = payload.get("transcript_path")
+    if not isinstance(session, str) or not isinstance(transcript, str):
+        return {}
+    state_root = stop_hook.state_root_of(env)
+    gates = [gate_of(c) for c in contracts]
+    subagent = event == SUBAGENT_STOP
+    agent_raw = payload.get("agent_id")
+    agent = agent_raw if isinstance(agent_raw, str) and agent_raw else None
+    agent_path = payload.get("agent_transcript_path")
+    if subagent and (not isinstance(agent_path, str) or not agent_path):
+        return {}
+    outcome = stop_hook.Outcome()
+    scope = f"agent:{agent or 'unknown'}" if subagent else "main"
+    deadline = Deadline(deadline_ms(env))
+    cancel = alarm(deadline.seconds) if alarm is not None else None
+    errors: list[tuple[Gate, GateError]] = []
+    judgements: list[Judgement] = []
+    matched: int | None = None
+    try:
+        from plangate.gates import transcript as reader
+
+        previous = session_record.snapshot(session, state_root)
+        after = stop_hook._after(previous, scope)
+        last = payload.get("last_assistant_message")
+        if subagent:
+            assert isinstance(agent_path, str)
+            view, _ = reader.read_subagent(agent_path, agent, last, after, deadline)
+        else:
+            view, _ = reader.read_session(transcript, session, last, after, deadline)
+        matched = view.matched
+        cwd = str(payload.get("cwd") or project)
+        for contract in contracts:
+            found = _judge(contract, view, project, cwd, env, last, subagent, agent, deadline)
+            if found is not None:
+                found.stop = matched
+                judgements.append(found)
+    except GateTimeout:
+        timeout = GateError(GATE_TIMEOUT, f"the {deadline.seconds:g} s deadline passed")
+        errors = [(gate, timeout) for gate in gates]
+    except GateError as error:
+        errors = [(gate, error) for gate in gates]
+    except Exception as error:  # noqa: BLE001 - a broken gate lets the stop through
+        failure = GateError(GATE_TRANSCRIPT, f"{type(error).__name__}: {error}"[:200])
+        errors = [(gate, failure) for gate in gates]
+    finally:
+        if callable(cancel):
+            cancel()
+    if not judgements and not errors:
+        return {}
+    stop_hook._apply_all(
+        session, judgements, errors, event, agent, scope, matched, state_root, outcome
+    )
+    return stop_hook.finish(outcome, state_root, stderr)

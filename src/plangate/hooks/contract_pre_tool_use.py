@@ -1,0 +1,112 @@
+"""The workflow contracts' PreToolUse hook: ``Skill`` (a phase entry) and the writes
+(``Write``, ``Edit``, ``MultiEdit``, ``NotebookEdit``, a Bash command that plainly writes).
+
+Most calls are answered at once with ``{}`` and load nothing but the standard library: a
+Bash command that writes no file, and any call in a folder where no contract applies (a
+few ``stat`` calls and the contracts cache, :mod:`plangate.contracts.compiled`). A call a
+contract may cover loads the journal reader and the rules (:mod:`plangate.contracts.evaluate`).
+An unexpected error is the ``installation`` denial, as for the /autoplan guard; a decision
+not made within the guard's deadline (``PLANGATE_GUARD_DEADLINE_MS``) runs unverified
+(``contract_unverified``), logged.
+"""
+
+from __future__ import annotations
+
+import os
+
+from plangate.hook_io.runtime import HookInputError, deadline_seconds, run_hook, within
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from plangate.hook_io.protocol import Output, Payload
+
+WRITE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
+TOOLS = ("Skill", "Bash") + WRITE_TOOLS
+DEADLINE_ENV = "PLANGATE_GUARD_DEADLINE_MS"
+DEFAULT_DEADLINE_MS = 10_000
+MAX_DEADLINE_MS = 20_000
+
+
+def paths_of(tool: str, tool_input: dict[str, object], cwd: str) -> list[str] | None:
+    """The files a write call names ([] for none); None for a Skill call."""
+    if tool == "Skill":
+        return None
+    if tool == "Bash":
+        from plangate.contracts import bash_writes
+
+        command = tool_input.get("command")
+        return bash_writes.written_files(command, cwd) if isinstance(command, str) else []
+    path = tool_input.get("file_path") or tool_input.get("notebook_path")
+    if not isinstance(path, str) or not path:
+        return []
+    path = os.path.expanduser(path)
+    return [os.path.normpath(path if os.path.isabs(path) else os.path.join(cwd, path))]
+
+
+def covered(project: str) -> bool:
+    """Whether any contract applies (or would, but does not parse) in ``project``."""
+    from plangate.contracts import compiled, discovery
+
+    found = discovery.candidates(project)
+    if any(item.origin != discovery.LIBRARY for item in found):
+        return True
+    cache = compiled.Cache()
+    try:
+        for item in found:
+            try:
+                contract = cache.load(item.path)
+            except Exception:  # noqa: BLE001 - a shipped contract that fails is tested for
+                continue
+            if discovery.installed_skill(contract, project) is not None:
+                return True
+        return False
+    finally:
+        cache.save()
+
+
+def decide(payload: Payload) -> Output:
+    tool = payload.get("tool_name")
+    if payload.get("hook_event_name") != "PreToolUse" or tool not in TOOLS:
+        return {}
+    tool_input = payload.get("tool_input")
+    cwd = payload.get("cwd")
+    if not isinstance(tool_input, dict) or not isinstance(cwd, str) or not os.path.isabs(cwd):
+        return {}
+    paths = paths_of(str(tool), tool_input, cwd)
+    if paths == []:
+        return {}  # a Bash command that writes no file, or a write naming none
+    project = os.environ.get("CLAUDE_PROJECT_DIR") or cwd
+    if not covered(os.path.normpath(project)):
+        return {}
+    from plangate.contracts import evaluate
+
+    seconds = deadline_seconds(DEADLINE_ENV, DEFAULT_DEADLINE_MS, MAX_DEADLINE_MS)
+    output = within(seconds, lambda: evaluate.pre_tool_use(payload, paths))
+    if output is None:
+        detail = f"no decision within the guard's {seconds:g} s deadline"
+        return evaluate.unverified("?", detail, None, "edit" if paths else "entry")
+    return output
+
+
+def _bad_input(error: HookInputError) -> Output:
+    return _crashed("hook_input", error.detail)
+
+
+def _crash(error: BaseException) -> Output:
+    return _crashed("installation", type(error).__name__)
+
+
+def _crashed(code: str, detail: str) -> Output:
+    from plangate.guard import log, reasons
+
+    decision = reasons.Decision.deny(code, detail=detail)
+    log.append_decision(decision, extra={"event": "contract"})
+    return decision.output()
+
+
+def main() -> int:
+    return run_hook(decide, on_bad_input=_bad_input, on_crash=_crash)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
