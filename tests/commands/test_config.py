@@ -87,8 +87,8 @@ def test_set_then_get(state: Path) -> None:
             "attempts",
             "3",
             "unknown setting 'attempts'",
-            "the settings are ceo_review_gate, autoplan_gate, run_attempts, require_approval; "
-            "see `plangate config list`",
+            "the settings are ceo_review_gate, autoplan_gate, workflow_contracts, run_attempts, "
+            "require_approval; see `plangate config list`",
         ),
     ],
 )
@@ -160,9 +160,10 @@ def test_list(state: Path) -> None:
     assert (code, err) == (0, "")
     lines = out.splitlines()
     assert lines[0].split() == ["NAME", "VALUE", "SOURCE", "HELP"]
-    assert lines[1].startswith("ceo_review_gate   on     env PLANGATE_CEO_REVIEW_GATE  hold ")
-    assert lines[2].startswith("autoplan_gate     off    default                       hold ")
-    assert lines[3].startswith("run_attempts      4      config                        attempts ")
+    assert lines[1].startswith("ceo_review_gate     on     env PLANGATE_CEO_REVIEW_GATE  hold ")
+    assert lines[2].startswith("autoplan_gate       off    default                       hold ")
+    assert lines[3].startswith("workflow_contracts  off    default                       register ")
+    assert lines[4].startswith("run_attempts        4      config                        attempts ")
     assert lines[4].startswith("require_approval  off    default                       plangate ")
     assert len(lines) == 5
 
@@ -172,7 +173,7 @@ def test_list_with_an_invalid_value(state: Path) -> None:
     (state / "config.json").write_text('{"run_attempts": 0}')
     code, out, err = call(config_list)
     assert code == 1
-    assert "run_attempts      ?      invalid" in out
+    assert "run_attempts        ?      invalid" in out
     assert err == (
         "plangate: ~/state/config.json: run_attempts is 0, which is not a whole number from 1 "
         "to 20 (run `plangate config set run_attempts 3` or fix the file)\n"

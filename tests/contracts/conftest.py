@@ -8,7 +8,6 @@ so the real reader's identity checks apply.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -142,7 +141,3 @@ def through_requirements(project: Project) -> None:
     project.skill("kiro-spec-requirements", FEATURE)
     project.write(project.spec / "requirements.md", REQUIREMENTS)
     project.journal.text("Requirements written. Approve them to continue.")
-
-
-def os_environ() -> dict[str, str]:
-    return dict(os.environ)

@@ -95,7 +95,7 @@ PLANGATE_CODES = {
 }
 """Codes plangate adds to the seed's: the guard's own deadline (issue 14), a phase entry
 whose payload is over the read limit (issue 24) and the workflow contracts' codes (issue 25,
-:mod:`plangate.contracts.codes`)."""
+:mod:`plangate.guard.contract_codes`)."""
 PLANGATE_DROPPED = {"evidence"}
 """Seed codes plangate has not: every artifact has its own code for "cannot be parsed", so
 ``evidence`` could never arise (docs/guard-deviations.md)."""

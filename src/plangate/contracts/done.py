@@ -46,22 +46,17 @@ def shortfalls(
 
 
 def run_check(command: str, project: str, seconds: float) -> str | None:
-    """None when ``command`` exits 0, else why not."""
-    import subprocess
+    """None when ``command`` exits 0, else why not (run as every command plangate waits for:
+    :func:`plangate.processes.run_bounded`, which ends whatever it leaves behind)."""
+    from plangate.processes import run_bounded
 
     try:
-        result = subprocess.run(
-            ["/bin/sh", "-c", command],
-            cwd=project,
-            capture_output=True,
-            timeout=max(seconds, 0.1),
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        return f"did not finish within {seconds:g} s"
+        result = run_bounded(["/bin/sh", "-c", command], cwd=project, timeout=max(seconds, 0.1))
     except OSError as error:
         return f"could not run: {error.strerror or error}"
+    if result.timed_out:
+        return f"did not finish within {seconds:g} s"
     if result.returncode != 0:
-        tail = result.stdout.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
+        tail = result.stdout.strip().splitlines()[-1:] or [""]
         return f"exited {result.returncode}" + (f": {tail[0][:120]}" if tail[0] else "")
     return None

@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 
 from plangate import locations
-from plangate.contracts import codes, compiled, contents, discovery, rules, state
+from plangate.contracts import compiled, contents, discovery, rules, state
+from plangate.guard import contract_codes as codes
 from plangate.guard import log, reasons
 from plangate.hook_io import protocol
 from plangate.journal.owners import project_owners

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import os
 
-from plangate.contracts import approvals, artifacts, codes
+from plangate.contracts import approvals, artifacts
 from plangate.contracts.state import project_of
 from plangate.contracts.templates import absolute, expand, fill, matches
+from plangate.guard import contract_codes as codes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

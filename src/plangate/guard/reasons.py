@@ -18,7 +18,7 @@ Hook path: standard library only, no ``re``/``json``/``typing`` at runtime.
 
 from __future__ import annotations
 
-from plangate.contracts import codes as contract_codes
+from plangate.guard import contract_codes
 from plangate.hook_io import protocol
 
 TYPE_CHECKING = False

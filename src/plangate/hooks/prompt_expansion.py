@@ -43,7 +43,7 @@ def decide(payload: dict[str, object]) -> str | None:
     if found is None:
         return None
     ruling, version = found
-    from plangate.contracts import codes
+    from plangate.guard import contract_codes as codes
 
     if ruling.code == codes.CONTRACT_UNVERIFIED:
         evaluate.unverified(ruling.workflow, ruling.detail, version, "typed")
