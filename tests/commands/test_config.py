@@ -164,8 +164,8 @@ def test_list(state: Path) -> None:
     assert lines[2].startswith("autoplan_gate       off    default                       hold ")
     assert lines[3].startswith("workflow_contracts  off    default                       register ")
     assert lines[4].startswith("run_attempts        4      config                        attempts ")
-    assert lines[4].startswith("require_approval  off    default                       plangate ")
-    assert len(lines) == 5
+    assert lines[5].startswith("require_approval    off    default                       plangate ")
+    assert len(lines) == 6
 
 
 def test_list_with_an_invalid_value(state: Path) -> None:
