@@ -18,7 +18,6 @@ edit, and the workflow's definition of done. The modules, one job each:
     rules        the decision for one call or one typed command
     evaluate     payload -> journal -> state -> rules -> decision, logged
     contents     a file's text once a Write, Edit or MultiEdit ran
-    clock        journal timestamps as seconds
     done         the definition of done, for the Stop gate
     stop_gate    the Stop/SubagentStop gate on seed 001's machinery
 

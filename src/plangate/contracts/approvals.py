@@ -22,8 +22,8 @@ from __future__ import annotations
 import os
 
 from plangate import jsonio, locations
-from plangate.contracts import clock
 from plangate.contracts.templates import absolute, expand, fill
+from plangate.gates.timing import parse_timestamp
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -170,7 +170,7 @@ def approval_of(
             continue
         if turn.order <= last_edit:
             break
-        when = clock.seconds(turn.timestamp)
+        when = parse_timestamp(turn.timestamp)
         if when is None or when < changed_at:
             break
         if words_match(turn.text, approval.words, approval.pattern):
