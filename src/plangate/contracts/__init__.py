@@ -12,7 +12,7 @@ edit, and the workflow's definition of done. The modules, one job each:
     templates    path templates, variables from skill arguments, ``**`` globs
     artifacts    an artifact's requirements checked against the file
     bash_writes  the files a Bash command plainly writes
-    codes        the contract codes, their dispositions and texts (``plangate explain``)
+    (codes)      the contract codes live in the guard's one table: plangate.guard.contract_codes
     state        the fold: the live chain's events -> the workflow's state in this session
     approvals    a person's approvals: human turns, ``plangate approve`` records, flags
     rules        the decision for one call or one typed command
