@@ -31,6 +31,7 @@ from benchmarks.guard_decision import IMPORT_SCRIPT, GuardBench, remove
 from benchmarks.guard_session import Installation
 from benchmarks.journal_decision import places
 from benchmarks.timing import Case, default_python, log
+from plangate.hook_io import code_cache
 
 SIZE_MB = 0.1
 TARGET_RATIO = 2.0
@@ -47,6 +48,7 @@ class PhaseStartup:
         self.imports = Case("100 KB", "start-up + imports of the hook and decision modules")
         self.on_journal = Case("100 KB", "phase decision, journal path, cold")
         self.on_payload = Case("100 KB", "phase decision, payload path, cold")
+        self.uncached = Case("100 KB", f"phase decision, journal path, cold, {code_cache.ENV}=0")
 
     def round(self, number: int) -> None:
         bench = self.bench
@@ -59,9 +61,14 @@ class PhaseStartup:
         session = bench.session(self.journal, f"phase-payload-{number}")
         self.on_payload.add(bench.guard(session, session.new_tool_id(), session.driver, "payload"))
         remove(session.folder)
+        session = bench.session(self.journal, f"phase-uncached-{number}")
+        session.env[code_cache.ENV] = "0"
+        tool_id, _, _ = session.pending_read()
+        self.uncached.add(bench.guard(session, tool_id, session.driver, "journal"))
+        remove(session.folder)
 
     def cases(self) -> list[Case]:
-        return [self.bare, self.imports, self.on_journal, self.on_payload]
+        return [self.bare, self.imports, self.on_journal, self.on_payload, self.uncached]
 
     def rows(self) -> list[dict[str, Any]]:
         floor = self.bare.median_ms

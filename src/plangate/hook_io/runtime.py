@@ -115,6 +115,9 @@ def run_process(main: Callable[[], int], defer: bool = True) -> NoReturn:
     code = main()
     _flush(sys.stdout)
     _flush(sys.stderr)
+    from plangate.hook_io import code_cache
+
+    code_cache.after_answer()
     if deferred.pending():
         _detach()
     os._exit(code)

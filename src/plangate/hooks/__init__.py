@@ -5,14 +5,6 @@ A hook process starts on every matching tool call, so these modules import only 
 library and plangate's own hook-path modules; ``tests/hooks/test_imports.py`` checks that.
 
 In a process started as hooks are registered (``python -S -c '...' ROOT``,
-:func:`plangate.hook_registry.hook_command`), importing this package first takes the
-working folder off ``sys.path`` (``-c`` puts it there as ``''``, ahead of the standard
-library's compiled modules: a ``zlib.py`` in the project would otherwise run inside the
-guard).
+:func:`plangate.hook_registry.hook_command`), importing ``plangate`` first takes the working
+folder off ``sys.path`` and installs the hook code cache (``plangate/__init__.py``).
 """
-
-import sys
-
-if sys.flags.no_site and sys.argv[:1] == ["-c"]:
-    while "" in sys.path:
-        sys.path.remove("")

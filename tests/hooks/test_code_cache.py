@@ -1,0 +1,148 @@
+"""The hook code cache (:mod:`plangate.hook_io.code_cache`) in real hook processes.
+
+Each test copies the plangate package into a folder of its own, so the cache file it writes
+and the module it edits are the copy's; the hook command is the one setup registers
+(:func:`plangate.hook_registry.hook_command`), run with that folder as plangate's root.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from plangate.hook_io import code_cache
+from plangate.hook_registry import hook_command
+from tests.conftest import SRC
+
+PROBE = (
+    "import gc; gc.disable(); import sys; sys.path.insert(0, sys.argv.pop(1)); "
+    "import plangate.guard.evaluate, json; "
+    "from plangate.hook_io import code_cache as c; cache = c.installed(); "
+    "print(json.dumps({'served': sorted(cache.served) if cache else None, "
+    "'file': plangate.guard.evaluate.__file__}))"
+)
+
+
+def _package(tmp_path: Path) -> Path:
+    root = tmp_path / "root"
+    shutil.copytree(
+        Path(SRC) / "plangate", root / "plangate", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    return root
+
+
+def _hook(root: Path, payload: dict[str, object], env: dict[str, str]) -> str:
+    argv = shlex.split(hook_command("plangate.hooks.pre_tool_use", sys.executable, str(root)))
+    done = subprocess.run(
+        argv, input=json.dumps(payload), capture_output=True, text=True, env=env, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _probe(root: Path, env: dict[str, str]) -> dict[str, object]:
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", PROBE, str(root)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=True,
+    )
+    found: dict[str, object] = json.loads(done.stdout)
+    return found
+
+
+def _wait_for(path: Path) -> None:
+    """The cache is written after the hook answered, by a detached child."""
+    for _ in range(600):
+        if path.exists():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"no cache file at {path}")
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PLANGATE_", "PYTHON"))}
+    env["PLANGATE_STATE_ROOT"] = str(tmp_path / "state")
+    return env
+
+
+def _phase_entry(tmp_path: Path) -> dict[str, object]:
+    """A phase entry whose journal does not exist: a real decision (denied), all imports."""
+    skill = tmp_path / "home" / ".claude" / "skills" / "autoplan" / "sections" / "ceo-phase.md"
+    return {
+        "session_id": "s1",
+        "transcript_path": str(tmp_path / "missing.jsonl"),
+        "cwd": str(tmp_path),
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Read",
+        "tool_input": {"file_path": str(skill)},
+        "tool_use_id": "toolu_1",
+    }
+
+
+def test_a_hook_run_writes_the_cache_and_the_next_process_is_served_from_it(
+    tmp_path: Path,
+) -> None:
+    root = _package(tmp_path)
+    env = _env(tmp_path)
+    cache = Path(code_cache.cache_path(str(root / "plangate")))
+    assert _probe(root, env)["served"] == []  # no file yet: every module imported as usual
+    first = _hook(root, _phase_entry(tmp_path), env)
+    _wait_for(cache)
+    assert "permissionDecision" in first
+    probe = _probe(root, env)
+    served = probe["served"]
+    assert isinstance(served, list)
+    assert "plangate.guard.evaluate" in served and "plangate.journal.reader" in served
+    assert probe["file"] == str(root / "plangate" / "guard" / "evaluate.py")
+    assert _hook(root, _phase_entry(tmp_path), env) == first  # the same answer from the cache
+
+
+def test_an_edited_module_is_imported_from_its_source(tmp_path: Path) -> None:
+    root = _package(tmp_path)
+    env = _env(tmp_path)
+    cache = Path(code_cache.cache_path(str(root / "plangate")))
+    _hook(root, _phase_entry(tmp_path), env)
+    _wait_for(cache)
+    module = root / "plangate" / "guard" / "evaluate.py"
+    module.write_text(module.read_text("utf-8") + "\nEDITED = True\n", "utf-8")
+    probe = _probe(root, env)
+    served = probe["served"]
+    assert isinstance(served, list)
+    assert "plangate.guard.evaluate" not in served and "plangate.journal.reader" in served
+    check = "import sys; sys.path.insert(0, sys.argv.pop(1)); import plangate.guard.evaluate as e"
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", check + "; print(e.EDITED)", str(root)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert done.stdout.strip() == "True", done.stderr
+
+
+def test_a_broken_cache_file_is_ignored_and_the_switch_turns_it_off(tmp_path: Path) -> None:
+    root = _package(tmp_path)
+    env = _env(tmp_path)
+    cache = Path(code_cache.cache_path(str(root / "plangate")))
+    cache.parent.mkdir(parents=True)
+    cache.write_bytes(b"PGHC\xff\xff\x00\x00not marshal")
+    first = _hook(root, _phase_entry(tmp_path), env)
+    assert "permissionDecision" in first
+    for _ in range(600):  # rewritten after the answer, by a detached child
+        served = _probe(root, env)["served"]
+        if served:
+            break
+        time.sleep(0.05)
+    assert isinstance(served, list) and "plangate.guard.evaluate" in served
+    off = dict(env, **{code_cache.ENV: "0"})
+    assert _probe(root, off)["served"] is None
+    assert _hook(root, _phase_entry(tmp_path), off) == first
