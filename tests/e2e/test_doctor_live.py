@@ -1,9 +1,10 @@
 """``plangate doctor --live`` with the real Claude Code CLI, as a user runs it after an upgrade.
 
-A fresh HOME gets plangate as a user sets it up (settings hooks with both gates on, or the
-plugin); ``plangate doctor --live`` then runs its sessions in a throwaway HOME carrying that
-registration. It must pass, leave every file of the user's as it was, and catch a hook
-command whose interpreter is gone, which Claude Code skips without a word.
+A fresh HOME gets plangate as a user sets it up (settings hooks with both gates and the
+workflow contracts on, or the plugin); ``plangate doctor --live`` then runs its sessions in a
+throwaway HOME carrying that registration. It must pass, leave every file of the user's as it
+was, catch a hook command whose interpreter is gone, which Claude Code skips without a word,
+and say that what is not registered (a gate switched off, the contracts off) is not proven.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import pytest
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
-CHECKS = ("live guard", "live ceo-review gate", "live autoplan gate")
+CHECKS = ("live guard", "live ceo-review gate", "live autoplan gate", "live workflow contract")
 
 
 class User:
@@ -71,6 +72,7 @@ def test_live_proves_the_settings_hooks_and_writes_nothing_of_the_users(
     tmp_path: Path, claude_bin: Path
 ) -> None:
     user = User(tmp_path, claude_bin)
+    assert user.plangate("config", "set", "workflow_contracts", "on").returncode == 0
     setup = user.plangate("setup", "--ceo-review-gate", "--autoplan-gate")
     assert setup.returncode == 0, setup.stderr
     before = user.fingerprint()
@@ -82,12 +84,14 @@ def test_live_proves_the_settings_hooks_and_writes_nothing_of_the_users(
         assert line.startswith("ok "), line
         assert "(Claude Code 2.1.332)" in line and "settings hooks in " in line, name
     assert "publication_missing" in lines["live guard"]
+    assert "contract_phase_order" in lines["live workflow contract"]
     assert done.stdout.rstrip().endswith("live: every check held")
     assert user.fingerprint() == before
 
 
 def test_live_catches_a_hook_whose_interpreter_is_missing(tmp_path: Path, claude_bin: Path) -> None:
     user = User(tmp_path, claude_bin)
+    assert user.plangate("config", "set", "workflow_contracts", "on").returncode == 0
     assert user.plangate("setup", "--ceo-review-gate").returncode == 0
     settings = user.home / ".claude" / "settings.json"
     data = json.loads(settings.read_text(encoding="utf-8"))
@@ -107,11 +111,14 @@ def test_live_catches_a_hook_whose_interpreter_is_missing(tmp_path: Path, claude
     assert "-> run `plangate setup` again" in lines["live guard"]
     assert "the gate never fired" in lines["live ceo-review gate"]
     assert lines["live autoplan gate"].startswith("skip ")  # its switch is off
-    assert "live: 2 problem(s)" in done.stdout
+    contract = lines["live workflow contract"]
+    assert contract.startswith("problem ") and "its PreToolUse hook did not run" in contract
+    assert "live: 3 problem(s)" in done.stdout
 
 
 def test_live_proves_the_plugin(tmp_path: Path, claude_bin: Path) -> None:
     user = User(tmp_path, claude_bin)
+    assert user.plangate("config", "set", "workflow_contracts", "off").returncode == 0
     setup = user.plangate("setup", "--plugin", "--ceo-review-gate")
     assert setup.returncode == 0, setup.stdout + setup.stderr
     before = user.fingerprint()
@@ -122,6 +129,10 @@ def test_live_proves_the_plugin(tmp_path: Path, claude_bin: Path) -> None:
     for name in ("live guard", "live ceo-review gate"):
         assert lines[name].startswith("ok ") and f"the plugin at {plugin}" in lines[name]
     assert lines["live autoplan gate"].startswith("skip ")
+    contract = lines["live workflow contract"]
+    assert contract.startswith("skip ")
+    assert "not proven: the workflow contract hooks are not registered" in contract
+    assert "plangate config set workflow_contracts on, then plangate setup --plugin" in contract
     assert user.fingerprint() == before
 
 

@@ -57,8 +57,12 @@ class Session:
     extra_args: Sequence[str] = ()
     env: dict[str, str] = field(default_factory=dict)
 
-    def run(self, prompt: str, steps: Sequence[Step], timeout: float) -> ClaudeResult:
+    def run(
+        self, prompt: str, steps: Sequence[Step], timeout: float, tools: Sequence[str] = ()
+    ) -> ClaudeResult:
+        """One ``claude -p`` session; ``tools``: its allowed tools (default: the project's)."""
         self.player.steps = list(steps)
+        options: dict[str, Any] = {"allowed_tools": list(tools)} if tools else {}
         return self.project.run(
             prompt,
             self.player,
@@ -66,6 +70,7 @@ class Session:
             extra_args=list(self.extra_args),
             env=dict(self.env),
             timeout=timeout,
+            **options,
         )
 
 
@@ -79,7 +84,7 @@ class Proof:
     lines: list[str] = field(default_factory=list)  # what happened, call by call
 
 
-def _unfinished(name: str, result: ClaudeResult) -> Proof:
+def unfinished(name: str, result: ClaudeResult) -> Proof:
     first = (result.stderr.strip() or result.stdout.strip()).splitlines()[-1:] or [""]
     why = "timed out" if result.timed_out else f"exit {result.returncode}"
     return Proof(name, False, f"Claude Code did not finish the session ({why}): {first[0][:200]}")
@@ -104,7 +109,7 @@ def guard_proof(session: Session, timeout: float) -> Proof:
     ]
     result = session.run("/autoplan plan.md", steps, timeout)
     if not result.ok:
-        return _unfinished(name, result)
+        return unfinished(name, result)
     logged = decisions(project.state_root)
     got = [(entry["decision"], entry["code"]) for entry in logged]
     lines = [
@@ -169,7 +174,7 @@ def _gate_outcome(
     name: str, session: Session, result: ClaudeResult, stops: tuple[str, str]
 ) -> Proof:
     if not result.ok or result.session_id is None:
-        return _unfinished(name, result)
+        return unfinished(name, result)
     counts = report_counts(session.project, result.session_id)
     blocked, released = counts.get("blocked", 0), counts.get("released", 0)
     lines = [

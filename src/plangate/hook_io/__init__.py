@@ -4,7 +4,8 @@
 - :mod:`.runtime`: reading the payload, the deadline, ending the process
   (:func:`~plangate.hook_io.runtime.run_process`);
 - :mod:`.payload_scan`: reading only the fields a decision needs from a payload too large
-  to parse whole.
+  to parse whole;
+- :mod:`.code_cache`: plangate's compiled modules in one file, for a quicker start.
 
 The entry modules that Claude Code starts live in :mod:`plangate.hooks`, on top.
 """

@@ -158,8 +158,8 @@ def after_answer() -> None:
 def _save_quietly(cache: CodeCache) -> None:
     try:
         save(cache.path, sys.modules, cache)
-    except Exception:  # noqa: BLE001, S110 - a cache: the next hook run imports as usual
-        pass
+    except Exception:  # noqa: BLE001 - a cache: the next hook run imports as usual
+        return
 
 
 def save(path: str, modules: dict[str, ModuleType], cache: CodeCache | None = None) -> int:
@@ -183,9 +183,9 @@ def save(path: str, modules: dict[str, ModuleType], cache: CodeCache | None = No
         with open(origin, "rb") as handle:
             info = os.fstat(handle.fileno())
             source = handle.read()
-        code = compile(source, origin, "exec", dont_inherit=True)
+        compiled = compile(source, origin, "exec", dont_inherit=True)
         is_package = getattr(spec, "submodule_search_locations", None) is not None
-        add(name, origin, is_package, info, marshal.dumps(code))
+        add(name, origin, is_package, info, marshal.dumps(compiled))
     if cache is not None and cache.fd >= 0:
         for name, entry in cache.index.items():
             if name in index:

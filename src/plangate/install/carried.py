@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from plangate.errors import PlangateError
+from plangate.hook_registry import HOOK_MODULE_PREFIX
 from plangate.install import settings_file
 from plangate.install.plugin import install as plugin_install
+from plangate.install.plugin.build import LAUNCHER
 from plangate.install.skill_check import installed_copies
 from plangate.skill_names import PLUGIN_ID, plugin_dir
 
@@ -29,6 +32,13 @@ SKILLS = ("autoplan", "plan-ceo-review")
 #: The events whose registration the live checks need: the guard, and the gates' Stop hook.
 GUARD_EVENT = "PreToolUse"
 STOP_EVENT = "Stop"
+
+
+#: A hook module in a registered command: ``from plangate.hooks.X import``, ``-m
+#: plangate.hooks.X``, or the plugin's launcher ``…/bin/plangate-hook" X``.
+MODULE = re.compile(
+    r"\b" + re.escape(HOOK_MODULE_PREFIX) + r"(\w+)|" + re.escape(LAUNCHER) + r"\"? +(\w+)"
+)
 
 
 class NotSetUp(PlangateError):
@@ -43,6 +53,11 @@ class Carried:
     skills: Path  # the folder the session loads plangate's skills from
     extra_args: tuple[str, ...]  # claude options that load it (``--plugin-dir``)
     events: frozenset[str]  # the hook events it registers
+    modules: frozenset[str] = frozenset()  # the plangate hook modules its commands run
+
+    def runs(self, module: str) -> bool:
+        """Whether a hook of this registration runs ``plangate.hooks.<module>``."""
+        return HOOK_MODULE_PREFIX + module in self.modules
 
 
 def carry(home: Path, claude_dir: str, project: str) -> Carried:
@@ -83,7 +98,8 @@ def _carry_settings(home: Path, claude_dir: str, project: str) -> Carried:
         source = Path(claude_dir) / "skills" / name
         if source.is_dir():
             shutil.copytree(source, skills / name, symlinks=True)
-    return Carried("settings hooks in " + ", ".join(found), skills, (), frozenset(hooks))
+    where = "settings hooks in " + ", ".join(found)
+    return Carried(where, skills, (), frozenset(hooks), hook_modules(hooks))
 
 
 def _carry_plugin(claude_dir: str) -> Carried:
@@ -96,10 +112,27 @@ def _carry_plugin(claude_dir: str) -> Carried:
         )
     try:
         hooks = json.loads((path / "hooks" / "hooks.json").read_text("utf-8"))["hooks"]
-        events = frozenset(hooks) if isinstance(hooks, dict) else frozenset()
     except (OSError, ValueError, KeyError, TypeError):
-        events = frozenset()
-    return Carried(f"the plugin at {path}", path / "skills", ("--plugin-dir", str(path)), events)
+        hooks = {}
+    if not isinstance(hooks, dict):
+        hooks = {}
+    args = ("--plugin-dir", str(path))
+    where = f"the plugin at {path}"
+    return Carried(where, path / "skills", args, frozenset(hooks), hook_modules(hooks))
+
+
+def hook_modules(hooks: dict[str, Any]) -> frozenset[str]:
+    """The ``plangate.hooks.<name>`` modules the handlers of a ``hooks`` block run."""
+    found = set()
+    for groups in hooks.values():
+        for group in groups if isinstance(groups, list) else ():
+            handlers = group.get("hooks") if isinstance(group, dict) else None
+            for handler in handlers if isinstance(handlers, list) else ():
+                command = handler.get("command") if isinstance(handler, dict) else None
+                if isinstance(command, str):
+                    for match in MODULE.finditer(command):
+                        found.add(HOOK_MODULE_PREFIX + (match.group(1) or match.group(2)))
+    return frozenset(found)
 
 
 def loaded_plugin() -> Path | None:

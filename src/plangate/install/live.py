@@ -9,10 +9,14 @@ plangate recorded (:mod:`plangate.harness.proofs`):
 
 - the guard denies /autoplan's Phase 2 entered before Phase 1's report, then allows it;
 - the CEO-review gate holds a stop without ranked top risks, then releases it;
-- the autoplan gate holds a stop after Phase 1, then releases it once the gate is written.
+- the autoplan gate holds a stop after Phase 1, then releases it once the gate is written;
+- the workflow contract hooks refuse a phase started too early with the contract's code
+  (``contract_phase_order``), then allow it: a tiny contract of its own, written into the
+  throwaway project (:mod:`plangate.harness.contract_proof`).
 
 A gate whose switch is off, or whose Stop hook is not registered, is not proven (a line says
-so, with how to turn it on). Nothing of the user's is written: not their journals, settings,
+so, with how to turn it on); so are the contracts when the registration has no contract
+hooks. Nothing of the user's is written: not their journals, settings,
 skills or state root.
 """
 
@@ -31,6 +35,7 @@ from plangate.claude_cli import claude_version, find_claude
 from plangate.errors import ConfigError, PlangateError
 from plangate.harness.autoplan import AutoplanProject, Player
 from plangate.harness.claude import ClaudeEnv
+from plangate.harness.contract_proof import contract_proof
 from plangate.harness.proofs import (
     ProofFunction,
     Session,
@@ -39,8 +44,8 @@ from plangate.harness.proofs import (
     guard_proof,
 )
 from plangate.harness.standin import StandIn
-from plangate.hook_registry import AUTOPLAN_GATE, CEO_REVIEW_GATE
-from plangate.install.carried import STOP_EVENT, NotSetUp, carry
+from plangate.hook_registry import AUTOPLAN_GATE, CEO_REVIEW_GATE, WORKFLOW_CONTRACTS
+from plangate.install.carried import STOP_EVENT, Carried, NotSetUp, carry
 from plangate.locations import claude_config_dir, state_root
 
 SESSION_TIMEOUT_S = 90.0
@@ -110,6 +115,7 @@ def _run_all(
         ("live guard", None, guard_proof),
         ("live ceo-review gate", CEO_REVIEW_GATE, ceo_gate_proof),
         ("live autoplan gate", AUTOPLAN_GATE, autoplan_gate_proof),
+        ("live workflow contract", WORKFLOW_CONTRACTS, contract_proof),
     ]
     for number, (name, switch, proof) in enumerate(checks):
         folder = root / f"check-{number}"
@@ -136,10 +142,9 @@ def _one(
     with StandIn(player) as model:
         env = ClaudeEnv.create(folder, model, binary=binary)
         carried = carry(env.home, claude_config_dir(), cwd)
-        if switch is not None and not (switches[switch] and STOP_EVENT in carried.events):
-            why = "its switch is off" if not switches[switch] else "no Stop hook is registered"
-            flag = "--ceo-review-gate" if switch == CEO_REVIEW_GATE else "--autoplan-gate"
-            return NOT_PROVEN, f"not proven: {why} (turn it on: plangate setup {flag})", ""
+        missing = _not_proven(switch, switches, carried)
+        if missing:
+            return NOT_PROVEN, missing, ""
         project = AutoplanProject(env, skills=carried.skills)
         session = Session(project, player, extra_args=carried.extra_args, env=gate_env)
         result = proof(session, timeout)
@@ -152,3 +157,26 @@ def _one(
         "(npm install -g @anthropic-ai/claude-code@2.1.332)"
     )
     return FAILED, f"{result.detail}, with {carried.where}", remedy
+
+
+#: The hook module each check needs, besides the guard's.
+CONTRACT_MODULE = "contract_pre_tool_use"
+
+
+def _not_proven(switch: str | None, switches: dict[str, bool], carried: Carried) -> str:
+    """Why the check of ``switch`` cannot be proven on this registration ("" when it can)."""
+    if switch is None:
+        return ""
+    setup = "plangate setup --plugin" if carried.extra_args else "plangate setup"
+    if switch == WORKFLOW_CONTRACTS:
+        if carried.runs(CONTRACT_MODULE):
+            return ""
+        return (
+            "not proven: the workflow contract hooks are not registered (turn them on: "
+            f"plangate config set workflow_contracts on, then {setup})"
+        )
+    if switches[switch] and STOP_EVENT in carried.events:
+        return ""
+    why = "its switch is off" if not switches[switch] else "no Stop hook is registered"
+    flag = "--ceo-review-gate" if switch == CEO_REVIEW_GATE else "--autoplan-gate"
+    return f"not proven: {why} (turn it on: {setup} {flag})"
