@@ -100,5 +100,5 @@ def contract_proof(session: Session, timeout: float) -> Proof:
         return Proof(name, False, detail, lines)
     if got != EXPECTED:
         return Proof(name, False, f"unexpected contract decisions: {got}", lines)
-    detail = "refused a phase started before the one it needs (contract_phase_order), then allowed it"
+    detail = "refused a phase started before the one it needs (contract_phase_order), then allowed"
     return Proof(name, True, detail, lines)
