@@ -31,6 +31,11 @@ def test_every_scene_goes_as_it_should(tmp_path: Path, claude_bin: Path) -> None
     # the CEO-review gate: held once, then released, as `plangate report` counts it
     assert re.search(r"stop after 'The review is written.' +held\n", said)
     assert re.search(r"stop after 'The top risks are ranked in plan.md.' +released\n", said)
+    # the workflow contract: the publish phase started before the draft, then after it
+    assert "a workflow contract, a phase started before the one it needs" in said
+    assert "start publish (too early)  deny contract_phase_order\n" in said
+    assert re.search(r"start draft +allow\n +start publish +allow\n", said)
+    assert "the model was told which phase must come first" in said
     # the governed run: a failed check, version 2, passed
     assert "failed (exit 1)." in said
     assert "Plan changed to version 2: A check failed." in said

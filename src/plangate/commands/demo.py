@@ -1,4 +1,4 @@
-"""``plangate demo [--keep] [--serve]``: plangate's three parts in real, offline sessions.
+"""``plangate demo [--keep] [--serve]``: plangate's parts in real, offline sessions.
 
 The scenes (:mod:`plangate.demo`) run one after the other in a temporary folder, which is
 removed at the end unless ``--keep`` is given. ``--serve`` then keeps the run viewer up on the
@@ -40,7 +40,7 @@ def demo(
     The temporary folder is removed at the end unless ``keep`` (or a ``workdir`` of the
     caller's) is given; ``serve`` keeps the run viewer up on the run until Ctrl+C.
     """
-    from plangate.demo import gate_scene, guard_scene, journal_scene, run_scene
+    from plangate.demo import contract_scene, gate_scene, guard_scene, journal_scene, run_scene
     from plangate.demo.say import printer
 
     say = printer(out)
@@ -51,6 +51,7 @@ def demo(
             journal_scene.journal_scene(root / "journal", timeout, say, keep or not own_root),
             guard_scene.guard_scene(root / "guard", timeout, say),
             gate_scene.gate_scene(root / "gate", timeout, say),
+            contract_scene.contract_scene(root / "contract", timeout, say),
         ]
         run = run_scene.run_scene(root / "run", timeout, say)
         if not all(results) or not run.ok:
@@ -67,7 +68,8 @@ def demo(
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     demo_parser = subparsers.add_parser(
-        "demo", help="plangate's guard, skill gates and runs in real sessions on a stand-in model"
+        "demo",
+        help="plangate's guard, skill gates, a contract and a run in real sessions on a stand-in",
     )
     demo_parser.add_argument("--keep", action="store_true", help="keep the demo's temporary folder")
     demo_parser.add_argument(

@@ -8,6 +8,8 @@ own and says, line by line, what happened:
   entered before Phase 1's report is published;
 - :mod:`plangate.demo.gate_scene`: a skill gate holding /plan-ceo-review's stop until its top
   risks are written;
+- :mod:`plangate.demo.contract_scene`: a workflow contract refusing a phase started before
+  the one it needs (``contract_phase_order``), then allowing it;
 - :mod:`plangate.demo.run_scene`: a plan-governed run whose check fails, re-planned to
   version 2, which passes (and the run viewer on it with ``--serve``).
 """

@@ -56,12 +56,15 @@ TOOLS = ("Read", "Write", "Skill")
 NAMES = ["start publish (too early)", "start draft", "start publish"]
 
 
+CONTRACT_FILE = f".plangate/contracts/{WORKFLOW}.toml"
+
+
 def write_contract(project: Path) -> None:
     """The contract in ``project/.plangate/contracts/``, its two skills in the project's
     ``.claude/skills/``."""
-    folder = project / ".plangate" / "contracts"
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{WORKFLOW}.toml").write_text(CONTRACT, encoding="utf-8")
+    path = project / CONTRACT_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(CONTRACT, encoding="utf-8")
     for name, what in ((DRAFT, "Draft the note"), (PUBLISH, "Publish the note")):
         skill = project / ".claude" / "skills" / name
         skill.mkdir(parents=True, exist_ok=True)
