@@ -92,8 +92,14 @@ class CodeCache:
         return [
             name
             for name in ours(sys.modules)
-            if name not in self.served and name not in self.before
+            if name not in self.served and name not in self.before and source_of(name)
         ]
+
+
+def source_of(name: str) -> str | None:
+    """The ``.py`` file module ``name`` was imported from (None: not one the cache holds)."""
+    origin = getattr(getattr(sys.modules.get(name), "__spec__", None), "origin", None)
+    return origin if isinstance(origin, str) and origin.endswith(".py") else None
 
 
 def ours(modules: dict[str, ModuleType]) -> list[str]:
@@ -179,7 +185,7 @@ def save(path: str, modules: dict[str, ModuleType], cache: CodeCache | None = No
         spec = getattr(modules[name], "__spec__", None)
         origin = getattr(spec, "origin", None)
         if not isinstance(origin, str) or not origin.endswith(".py"):
-            continue
+            continue  # not a module of source files (a namespace package, a frozen module)
         with open(origin, "rb") as handle:
             info = os.fstat(handle.fileno())
             source = handle.read()
