@@ -123,14 +123,15 @@ def release(store: Store, me: str) -> int:
     system = _system()
     ws = system.tables.workflow_status
     prefix = own_queue("")
-    query = sa.select(ws.c.queue_name).distinct().where(ws.c.queue_name.startswith(prefix))
-    with system.engine.begin() as conn:
-        queues = [str(row[0]) for row in conn.execute(query)]
-    owners = [name.removeprefix(prefix) for name in queues]
-    count = 0
-    for executor in dead_executors(store, owners, me=me):
-        count += give_back(executor)
-    return count
+    query = (
+        sa.select(ws.c.queue_name)
+        .distinct()
+        .where(ws.c.queue_name.startswith(prefix), ws.c.status == "ENQUEUED")
+    )
+    queues = {str(row[0]) for row in _rows(query)}
+    queues |= {queue.name for queue in system.list_queues() if queue.name.startswith(prefix)}
+    owners = [name.removeprefix(prefix) for name in sorted(queues)]
+    return sum(give_back(executor) for executor in dead_executors(store, owners, me=me))
 
 
 def give_back(executor_id: str) -> int:
