@@ -25,6 +25,7 @@ from plangate.agents.confinement import bwrap_problem
 from plangate.plan.model import Check
 from plangate.processes import pid_alive
 from plangate.runs.attempts import REASON_ERROR
+from plangate.runs.executors import live_worker_rows
 from plangate.runs.store import Store
 from testkit.postgres import PostgresUnavailable, throwaway_postgres
 from tests.runs.conftest import make_repo, plan_text, step
@@ -70,14 +71,15 @@ def test_a_worker_leaves_a_run_it_cannot_see_to_a_worker_that_can(
     hosts = [sees, blind]
     try:
         wait_until(
-            lambda: {row[1] for row in store.executors() if row[3] == "worker"} >= {"host-a", "host-b"},
+            lambda: {row[1] for row in live_worker_rows(store)} >= {"host-a", "host-b"},
             "the workers did not start",
             hosts,
-        )  # fmt: skip
+        )
         # host-a is kept busy by a first run (one run at a time), so the next runs stay
         # queued while host-b looks at them.
         go = tmp_path / "go"
-        first = submit(env, shared / "run0", [{"step": 1, "write": {"f1.txt": "1\n"}, "wait_for": str(go)}])  # fmt: skip
+        hold = {"step": 1, "write": {"f1.txt": "1\n"}, "wait_for": str(go)}
+        first = submit(env, shared / "run0", [hold])
         wait_until(lambda: (shared / "run0" / "log.txt").exists(), "run0 did not start", hosts)
         queued = [
             submit(env, shared / f"run{n}", [{"step": 1, "write": {"f1.txt": "1\n"}}])

@@ -97,13 +97,16 @@ def _ending(run: RunRecord, out: TextIO) -> int:
 
 
 def detached(engine: Engine, run_id: str, out: TextIO, spawn: bool) -> int:
-    """Say who takes a queued run. The one rule, on SQLite and PostgreSQL alike: a worker
-    with a fresh heartbeat in the runs database, on any host, takes it, and nothing is
-    started; with none, a background ``plangate worker --until-idle`` is started here (on the
-    machine that has the run's paths), which stops once no run is left."""
+    """Say who takes a queued run. The one rule, on SQLite and PostgreSQL alike: when a
+    worker with a fresh heartbeat that may take the run (of this workflow version) is in the
+    runs database, on any host, nothing is started and the workers decide which of them
+    takes it (:mod:`plangate.runs.handoff`); with none, a background ``plangate worker
+    --until-idle`` is started here (on the machine that has the run's paths), which stops
+    once no run is left."""
+    from plangate.runs import workflow
     from plangate.runs.engine import live_workers, spawn_worker
 
-    if live_workers(engine.store):
+    if live_workers(engine.store, workflow.APPLICATION_VERSION):
         print(f"Run {run_id} is queued; a worker will take it.", file=out)
     elif spawn:
         pid = spawn_worker(Path(state_root()) / "runs" / "worker.log")

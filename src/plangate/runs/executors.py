@@ -35,7 +35,7 @@ from plangate.runs import errorlog, handoff
 from plangate.runs.host import HOST_ENV as HOST_ENV
 from plangate.runs.host import host_name as host_name
 from plangate.runs.model import ACTIVE_STATES
-from plangate.runs.store import Store
+from plangate.runs.store import ExecutorRow, Store
 
 HEARTBEAT_SECONDS = 5.0
 STALE_BEATS = 6  # periods without a beat after which a process of another host is gone
@@ -109,11 +109,24 @@ def dead_executors(
     return dead
 
 
-def live_workers(store: Store) -> int:
-    """How many worker processes have a fresh heartbeat."""
+def live_worker_rows(store: Store, version: str | None = None) -> list[ExecutorRow]:
+    """The worker processes with a fresh heartbeat; with ``version``, only those that may
+    take a turn of that workflow version: of it, or of an older plangate that records none
+    (it serves the shared queue itself)."""
     rows = [row for row in store.executors() if row[3] == "worker"]
     dead = set(dead_executors(store, [row[0] for row in rows]))
-    return sum(1 for row in rows if row[0] not in dead)
+    versions = store.worker_versions() if version is not None else {}
+    return [
+        row
+        for row in rows
+        if row[0] not in dead and (version is None or versions.get(row[0]) in (version, None))
+    ]
+
+
+def live_workers(store: Store, version: str | None = None) -> int:
+    """How many worker processes have a fresh heartbeat (of ``version``: see
+    :func:`live_worker_rows`)."""
+    return len(live_worker_rows(store, version))
 
 
 def recover(store: Store, me: str) -> int:

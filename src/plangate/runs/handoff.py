@@ -60,17 +60,10 @@ def parse_workflow_id(workflow_id: str) -> tuple[str, int] | None:
 
 
 def live_hosts(store: Store, version: str) -> set[str]:
-    """The hosts of the live workers that may take a turn of workflow ``version``: of that
-    version, or of an older plangate that records none (it takes turns from the shared
-    queue itself)."""
-    from plangate.runs.executors import dead_executors
+    """The hosts of the live workers that may take a turn of workflow ``version``."""
+    from plangate.runs.executors import live_worker_rows
 
-    rows = [row for row in store.executors() if row[3] == "worker"]
-    versions = store.worker_versions()
-    dead = set(dead_executors(store, [row[0] for row in rows]))
-    return {
-        row[1] for row in rows if row[0] not in dead and versions.get(row[0]) in (version, None)
-    }
+    return {row[1] for row in live_worker_rows(store, version)}
 
 
 def claim(store: Store, me: str, concurrency: int, log: Callable[[str], None] | None = None) -> int:
