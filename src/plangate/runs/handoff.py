@@ -87,6 +87,8 @@ def claim(store: Store, me: str, concurrency: int, log: Callable[[str], None] | 
             continue
         run_id, turn = parsed
         found = unseen(run, store)
+        if found is None and host in store.misses(run_id, turn):
+            store.forget_miss(run_id, turn, host)  # it sees them now (a share mounted)
         if found is not None:
             what, path = found
             before = store.misses(run_id, turn)

@@ -264,6 +264,12 @@ class Store:
         )
         return {str(row.host): str(row.path) for row in self._all(query)}
 
+    def forget_miss(self, run_id: str, turn: int, host: str) -> None:
+        """Forget that ``host`` could not see a path of the run's ``turn``."""
+        where = (path_misses.c.run_id == run_id, path_misses.c.turn == turn)
+        with self.transaction() as conn:
+            conn.execute(path_misses.delete().where(*where, path_misses.c.host == host))
+
     def worker_versions(self) -> dict[str, str | None]:
         """The workflow version of each process that recorded one (none: an older plangate)."""
         query = sa.select(executors.c.id, executors.c.version)
