@@ -84,10 +84,18 @@ def test_a_worker_takes_what_it_sees_leaves_the_rest_and_a_gone_one_gives_back(
         assert handoff.claim(store, "me-1", 1, lines.append) == 0  # no room: one is queued
         assert handoff.claim(store, "me-1", 2, lines.append) == 1
         assert _queue(flows[hidden]) == handoff.own_queue("me-1")
+        # A full worker looks only once a period (when_full), to record its misses.
+        later = _queued_run(engine, tmp_path / "later")
+        flows[later] = workflow.workflow_id(later, 1)
+        shutil.rmtree(tmp_path / "later" / "repo")
+        assert handoff.claim(store, "me-1", 2, lines.append, when_full=False) == 0
+        assert store.misses(later, 1) == {}
+        assert handoff.claim(store, "me-1", 2, lines.append) == 0
+        assert store.misses(later, 1) == {here: str(tmp_path / "later" / "repo")}
 
         # me-1 has no heartbeat: it is gone, and the turns it took go back.
         assert handoff.release(store, engine.executor_id) == 2
-        assert {_queue(flow) for flow in flows.values()} == {workflow.QUEUE}
+        assert {_queue(flow) for flow in flows.values()} == {workflow.QUEUE}  # `later` too
         assert handoff.own_queue("me-1") not in {queue.name for queue in _queues()}
         assert handoff.release(store, engine.executor_id) == 0
     finally:

@@ -327,12 +327,14 @@ class Engine:
         idle = 0
         last_recovery = 0.0
         while not stop.is_set():
-            if time.monotonic() - last_recovery > self.heartbeat_seconds:
+            period = time.monotonic() - last_recovery > self.heartbeat_seconds
+            if period:
                 last_recovery = time.monotonic()
                 recovered = self.recover()
                 if recovered and log is not None:
                     log(f"resuming {recovered} interrupted run turn(s)")
-            handoff.claim(self.store, self.executor_id, self.concurrency, log)
+            # Every poll while it has room; once a period when full, to record its misses.
+            handoff.claim(self.store, self.executor_id, self.concurrency, log, when_full=period)
             if until_idle:
                 idle = 0 if self.busy() else idle + 1
                 if idle >= 3:

@@ -66,10 +66,19 @@ def live_hosts(store: Store, version: str) -> set[str]:
     return {row[1] for row in live_worker_rows(store, version)}
 
 
-def claim(store: Store, me: str, concurrency: int, log: Callable[[str], None] | None = None) -> int:
+def claim(
+    store: Store,
+    me: str,
+    concurrency: int,
+    log: Callable[[str], None] | None = None,
+    *,
+    when_full: bool = True,
+) -> int:
     """Take onto this worker's own queue the queued turns it can carry, while it has room
     for them; how many. Turns whose paths it cannot see are left to other workers (their
-    miss recorded, and logged once), unless no live worker is left that has not tried."""
+    miss recorded, and logged once), unless no live worker is left that has not tried.
+    Without ``when_full``, a worker with no room does not look (the serve loop looks every
+    poll, and once a heartbeat period ``when_full``, to record its misses)."""
     from plangate.runs import workflow
 
     system = _system()
@@ -77,6 +86,8 @@ def claim(store: Store, me: str, concurrency: int, log: Callable[[str], None] | 
     mine = own_queue(me)
     host = host_name()
     room = concurrency - _count(ws, sa.or_(ws.c.queue_name == mine, ws.c.executor_id == me))
+    if room <= 0 and not when_full:
+        return 0
     queued = _queued(ws, workflow.APPLICATION_VERSION)
     taken = 0
     hosts: set[str] | None = None
