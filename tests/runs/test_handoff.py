@@ -6,7 +6,8 @@ machines"):
   cannot see a run leaves it to the one that can and says so in its log; a run that no live
   worker can see waits, naming the missing path and every host that tried;
 - ``plangate run --detach`` with no live worker (only a dead one's stale row): it starts one
-  background worker on this machine, which carries the run and stops once no run is left.
+  background worker on this machine, which carries the run and stops once no run is left;
+  with a live worker of another workflow version only, it starts nothing and says why.
 """
 
 from __future__ import annotations
@@ -152,11 +153,9 @@ def test_detach_with_no_live_worker_starts_one_here_that_stops_when_idle(
         script = tmp_path / "script.json"
         steps = [{"step": 1, "write": {"f1.txt": "1\n"}}]
         script.write_text(json.dumps({"log": str(tmp_path / "log.txt"), "steps": steps}))
-        done = subprocess.run(
-            [sys.executable, "-m", "plangate", "run", str(tmp_path / "plan.md"), "--repo",
-             str(repo), "--detach", "--agent", f"scripted:{script}"],
-            env=env, capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
+        command = [sys.executable, "-m", "plangate", "run", str(tmp_path / "plan.md"), "--repo",
+                   str(repo), "--detach", "--agent", f"scripted:{script}"]  # fmt: skip
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stdout + done.stderr
         run_id = done.stdout.split()[1].rstrip(":")
         assert (
@@ -177,6 +176,16 @@ def test_detach_with_no_live_worker_starts_one_here_that_stops_when_idle(
         # The background worker was the only one: it stopped and forgot its heartbeat, and
         # the dead worker's row, which had nothing left to resume.
         assert [row for row in store.executors() if row[3] == "worker"] == []
+
+        # A live worker of another workflow version cannot take the run, but it is live:
+        # nothing is started, and the command says why the run stays queued.
+        store.heartbeat("old-1", "host-old", 1, "worker", time.time(), "plangate-runs-0")
+        again = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+        assert again.returncode == 0, again.stdout + again.stderr
+        assert "every live worker runs another plangate workflow version" in again.stdout
+        assert "started a background worker" not in again.stdout
+        assert state(store, again.stdout.split()[1].rstrip(":")) == "queued"
     finally:
+        store.forget_executor("old-1")
         store.forget_executor("gone-1")
         store.close()
