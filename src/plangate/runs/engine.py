@@ -2,8 +2,10 @@
 
 One :class:`Engine` per process (DBOS is a process-wide singleton). A process that carries a
 run in the foreground (``plangate run``, ``plangate reply`` without ``--detach``) starts the
-turn's workflow itself and listens to no queue, so it never takes someone else's run; a
-worker (``plangate worker``) listens to the ``plangate-runs`` queue. ``--detach`` enqueues.
+turn's workflow itself and listens to no queue, so it never takes someone else's run.
+``--detach`` enqueues on the shared ``plangate-runs`` queue, which nobody listens to: a
+worker (``plangate worker``) listens to a queue of its own and moves onto it the queued turns
+whose paths it sees (:mod:`plangate.runs.handoff`).
 
 Every process has its own DBOS executor id and a heartbeat row in ``executors``; a worker
 recovers the turns of executors that are gone (:mod:`plangate.runs.executors`).

@@ -7,8 +7,10 @@ every :func:`heartbeat_seconds` (:class:`Heartbeat`). An executor is gone when i
 when it ran on this host and its process no longer exists
 (:func:`plangate.processes.pid_alive`: a zombie counts as gone), or when it ran on another
 host and its heartbeat is older than :func:`stale_seconds` (:func:`dead_executors`). A
-worker's :func:`recover` puts the pending turns of gone executors back on the runs queue,
-where a live worker takes each and resumes it after its last completed step.
+worker's :func:`recover` puts the pending turns of gone executors back on the shared runs
+queue, with the turns they had taken onto their own queues and not started
+(:func:`plangate.runs.handoff.release`), where a live worker that sees a turn's paths takes
+it and resumes it after its last completed step.
 
 The host is :func:`host_name`: ``$PLANGATE_WORKER_HOST`` when set (two workers on one machine
 that stand for two machines, or a container whose hostname is not stable), else the
