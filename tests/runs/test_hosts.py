@@ -6,25 +6,19 @@ hands its run to the other within the documented time (:func:`handover_seconds`)
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
 
 import pytest
 
-from plangate.plan.model import Check
 from plangate.runs.executors import handover_seconds, stale_seconds
 from plangate.runs.store import Store
 from testkit.git import git
 from testkit.postgres import PostgresUnavailable, throwaway_postgres
-from tests.runs.conftest import make_repo, plan_text, step
+from tests.runs.hosts import Host, state, submit, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -55,76 +49,6 @@ def test_a_heartbeat_refreshes_its_row_on_every_backend(tmp_path: Path, postgres
             store.close()
 
 
-class Host:
-    """A worker process standing for a machine of its own."""
-
-    def __init__(self, name: str, root: Path, env: dict[str, str]) -> None:
-        self.name = name
-        self.log_path = root / f"{name}.log"
-        home = root / f"{name}-home"
-        home.mkdir(parents=True)
-        self.env = {
-            **env,
-            "GIT_AUTHOR_NAME": f"someone on {name}",  # each machine's own identity, unused
-            "PLANGATE_WORKER_HOST": name,
-            "PLANGATE_STATE_ROOT": str(root / f"{name}-state"),
-            "HOME": str(home),
-        }
-        self._log: IO[bytes] = open(self.log_path, "wb")  # noqa: SIM115
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "plangate", "worker", "--concurrency", "1"],
-            env=self.env,
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-        )
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.process.wait(30)
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
-        self._log.close()
-
-
-def _submit(env: dict[str, str], folder: Path, steps: list[dict[str, object]]) -> str:
-    """``plangate run --detach`` from a third state root; the run's id."""
-    repo = make_repo(folder / "repo")
-    numbers = [int(str(entry["step"])) for entry in steps]
-    names = [f"f{n}.txt" for n in numbers]
-    plan = plan_text(
-        [step(n, [name]) for n, name in zip(numbers, names, strict=True)],
-        [Check(" && ".join(f"test -f {name}" for name in names), name="AC1")],
-    )
-    (folder / "plan.md").write_text(plan)
-    script = {"log": str(folder / "log.txt"), "steps": steps}
-    (folder / "script.json").write_text(json.dumps(script))
-    done = subprocess.run(
-        [sys.executable, "-m", "plangate", "run", str(folder / "plan.md"), "--repo", str(repo),
-         "--detach", "--agent", f"scripted:{folder / 'script.json'}"],
-        env={**env, "PLANGATE_STATE_ROOT": str(folder.parent / "submitter")},
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
-    # Both workers are live: no local worker is started behind them (docs/runs-design.md).
-    assert "a worker will take it" in done.stdout, done.stdout
-    return done.stdout.split()[1].rstrip(":")
-
-
-def _wait(condition: object, what: str, hosts: list[Host], limit: float = 180.0) -> None:
-    deadline = time.monotonic() + limit
-    while not condition():  # type: ignore[operator]
-        for host in hosts:
-            assert host.process.poll() is None, f"{host.name} stopped:\n{host.log()}"
-        assert time.monotonic() < deadline, what
-        time.sleep(0.2)
-
-
 def test_workers_on_two_hosts_never_take_a_live_run_and_take_over_a_killed_one(
     tmp_path: Path, postgres_url: str
 ) -> None:
@@ -139,7 +63,7 @@ def test_workers_on_two_hosts_never_take_a_live_run_and_take_over_a_killed_one(
     store = Store(postgres_url)
     hosts = [Host(name, tmp_path, env) for name in ("host-a", "host-b")]
     try:
-        _wait(
+        wait_until(
             lambda: (
                 {row[1] for row in store.executors() if row[3] == "worker"} >= {"host-a", "host-b"}
             ),
@@ -152,7 +76,7 @@ def test_workers_on_two_hosts_never_take_a_live_run_and_take_over_a_killed_one(
             {"step": n, "write": {f"f{n}.txt": f"{n}\n"}, "sleep": 2.0} for n in (1, 2, 3)
         ]
         folders = [tmp_path / f"run{index}" for index in range(4)]
-        ids = [_submit(env, folder, steps) for folder in folders]
+        ids = [submit(env, folder, steps) for folder in folders]
         oldest_beat = 0.0
         started = time.monotonic()
 
@@ -162,9 +86,9 @@ def test_workers_on_two_hosts_never_take_a_live_run_and_take_over_a_killed_one(
             for row in store.executors():
                 if row[3] == "worker":
                     oldest_beat = max(oldest_beat, now - row[4])
-            return all(store.run(run_id).state == "done" for run_id in ids)  # type: ignore[union-attr]
+            return all(state(store, run_id) == "done" for run_id in ids)
 
-        _wait(batch_done, "the runs did not finish", hosts)
+        wait_until(batch_done, "the runs did not finish", hosts)
         assert time.monotonic() - started > stale  # the batch outlived the staleness bound
         # Every beat was refreshed: no worker ever looked gone to the other.
         assert oldest_beat < stale, f"a heartbeat went {oldest_beat:.1f}s without a refresh"
@@ -199,7 +123,7 @@ def test_workers_on_two_hosts_never_take_a_live_run_and_take_over_a_killed_one(
         # completed step, within the documented time.
         go = tmp_path / "go"
         folder = tmp_path / "killed"
-        run_id = _submit(
+        run_id = submit(
             env,
             folder,
             [
@@ -208,12 +132,12 @@ def test_workers_on_two_hosts_never_take_a_live_run_and_take_over_a_killed_one(
             ],
         )
         log = folder / "log.txt"
-        _wait(lambda: log.exists() and "s2" in log.read_text(), "step 2 did not start", hosts)
+        wait_until(lambda: log.exists() and "s2" in log.read_text(), "step 2 did not start", hosts)
         run = store.run(run_id)
         assert run is not None and run.executor is not None
         carrier = next(host for host in hosts if host.name == run.host)
         other = next(host for host in hosts if host is not carrier)
-        carrier.process.send_signal(signal.SIGKILL)
+        carrier.signal(signal.SIGKILL)
         carrier.process.wait()
         killed_at = time.monotonic()
 
@@ -221,7 +145,7 @@ def test_workers_on_two_hosts_never_take_a_live_run_and_take_over_a_killed_one(
             record = store.run(run_id)
             return record is not None and record.host == other.name
 
-        _wait(taken_over, "the run was not handed over", [other])
+        wait_until(taken_over, "the run was not handed over", [other])
         handover = time.monotonic() - killed_at
         print(f"handed over after {handover:.1f}s (documented bound {handover_seconds(env):.0f}s)")
         # Not before the killed worker could count as gone; within the documented bound
@@ -229,7 +153,9 @@ def test_workers_on_two_hosts_never_take_a_live_run_and_take_over_a_killed_one(
         assert handover <= handover_seconds(env) + LOAD_MARGIN
         assert handover >= stale - period
         go.write_text("")
-        _wait(lambda: store.run(run_id).state == "done", "the resumed run did not finish", [other])  # type: ignore[union-attr]
+        wait_until(
+            lambda: state(store, run_id) == "done", "the resumed run did not finish", [other]
+        )
         lines = log.read_text().splitlines()
         # The completed step was not run again; only the one in flight was.
         assert lines == ["step v1 s1 t1 a0", "step v1 s2 t1 a0", "step v1 s2 t1 a0"]

@@ -97,14 +97,24 @@ def _ending(run: RunRecord, out: TextIO) -> int:
 
 
 def detached(engine: Engine, run_id: str, out: TextIO, spawn: bool) -> int:
-    """Say who takes a queued run. The one rule, on SQLite and PostgreSQL alike: a worker
-    with a fresh heartbeat in the runs database, on any host, takes it, and nothing is
-    started; with none, a background ``plangate worker --until-idle`` is started here (on the
-    machine that has the run's paths), which stops once no run is left."""
+    """Say who takes a queued run. The one rule, on SQLite and PostgreSQL alike: when a
+    worker with a fresh heartbeat is in the runs database, on any host, nothing is started
+    and the workers decide which of them takes the run (:mod:`plangate.runs.handoff`); with
+    none, a background ``plangate worker --until-idle`` is started here (on the machine that
+    has the run's paths), which stops once no run is left. When the live workers are all of
+    another workflow version, none of them can take it, and the message says so."""
+    from plangate.runs import workflow
     from plangate.runs.engine import live_workers, spawn_worker
 
-    if live_workers(engine.store):
+    if live_workers(engine.store, workflow.APPLICATION_VERSION):
         print(f"Run {run_id} is queued; a worker will take it.", file=out)
+    elif live_workers(engine.store):
+        print(
+            f"Run {run_id} is queued, but every live worker runs another plangate workflow "
+            f"version than {workflow.APPLICATION_VERSION}; start `plangate worker` of this "
+            "plangate (or upgrade the workers) to run it.",
+            file=out,
+        )
     elif spawn:
         pid = spawn_worker(Path(state_root()) / "runs" / "worker.log")
         print(

@@ -1,10 +1,13 @@
 """``plangate worker [--until-idle] [--concurrency N]``: take runs from the queue.
 
 ``plangate run --detach`` queues a run and starts ``python -m plangate worker --until-idle``
-in the background when no worker with a fresh heartbeat is in the runs database (on any
-host, whatever the backend); several workers share one queue on PostgreSQL. The worker logs
+in the background when no worker with a fresh heartbeat that may take it is in the runs
+database (on any host, whatever the backend); several workers share one queue on PostgreSQL,
+each taking only the runs whose paths it sees (:mod:`plangate.runs.handoff`). The worker logs
 one line per run it takes (``took run …``) or resumes (``resuming run … (it was carried by
-…)``), and one for a run whose paths it cannot see (``cannot carry run …``).
+…)``), one for a run it leaves to another worker because it cannot see its paths
+(``leaving run … to another worker: …``), and one for a run no live worker can see, which
+then waits (``cannot carry run … here: …``).
 SIGTERM or Ctrl+C stops it at once: turns in flight stay pending and another worker resumes
 them.
 """

@@ -62,30 +62,39 @@ SHARED_PATHS_REMEDY = (
 )
 
 
-def missing_path(run: RunRecord, store: Store) -> PlangateError | None:
-    """The error for the first path the run needs that this host cannot see, or ``None``.
+def unseen(run: RunRecord, store: Store) -> tuple[str, str] | None:
+    """What and where the first path is that the run needs and this host cannot see (``("
+    repository", "/srv/repo")``), or ``None``.
 
     The repository, the worktree once it was made (a turn was prepared: the run's first
     event), and the agent's files are stored as absolute paths where the run was started;
     a worker on another machine needs them at the same paths."""
     if not Path(run.repo).is_dir():
-        return GitError(
-            f"the run's repository {run.repo} does not exist on host {CONTEXT.host or host_name()}",
-            SHARED_PATHS_REMEDY,
-        )
+        return "repository", run.repo
     worktree = Path(run.worktree)
     if not (worktree / ".git").exists() and store.event_kind(run.id, "t1/start") is not None:
-        return GitError(
-            f"the run's worktree {worktree} does not exist on host {CONTEXT.host or host_name()}",
-            SHARED_PATHS_REMEDY,
-        )
+        return "worktree", str(worktree)
     for path in agent_files(run.agent):
         if not Path(path).is_file():
-            return AgentError(
-                f"the run's agent file {path} does not exist on host {CONTEXT.host or host_name()}",
-                SHARED_PATHS_REMEDY,
-            )
+            return "agent file", str(path)
     return None
+
+
+def missing_path(run: RunRecord, store: Store) -> PlangateError | None:
+    """The error for the first path the run needs that this host cannot see, naming it and
+    every host whose worker found a path of this turn missing; or ``None``."""
+    found = unseen(run, store)
+    if found is None:
+        return None
+    what, path = found
+    host = CONTEXT.host or host_name()
+    message = f"the run's {what} {path} does not exist on host {host}"
+    tried = {**store.misses(run.id, run.turn), host: path}
+    if len(tried) > 1:
+        hosts = ", ".join(f"{name} ({tried[name]})" for name in sorted(tried))
+        message += f"; no live worker can see the run's paths (hosts that tried: {hosts})"
+    error = AgentError if what == "agent file" else GitError
+    return error(message, SHARED_PATHS_REMEDY)
 
 
 def take(run_id: str, turn: int) -> None:

@@ -2,8 +2,10 @@
 
 One :class:`Engine` per process (DBOS is a process-wide singleton). A process that carries a
 run in the foreground (``plangate run``, ``plangate reply`` without ``--detach``) starts the
-turn's workflow itself and listens to no queue, so it never takes someone else's run; a
-worker (``plangate worker``) listens to the ``plangate-runs`` queue. ``--detach`` enqueues.
+turn's workflow itself and listens to no queue, so it never takes someone else's run.
+``--detach`` enqueues on the shared ``plangate-runs`` queue, which nobody listens to: a
+worker (``plangate worker``) listens to a queue of its own and moves onto it the queued turns
+whose paths it sees (:mod:`plangate.runs.handoff`).
 
 Every process has its own DBOS executor id and a heartbeat row in ``executors``; a worker
 recovers the turns of executors that are gone (:mod:`plangate.runs.executors`).
@@ -24,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from plangate.errors import PlangateError, StateError, UsageError
-from plangate.runs import creation, executors, summary
+from plangate.runs import creation, executors, handoff, summary
 from plangate.runs.creation import RunOptions as RunOptions
 from plangate.runs.executors import HEARTBEAT_SECONDS as HEARTBEAT_SECONDS
 from plangate.runs.executors import STALE_SECONDS as STALE_SECONDS
@@ -62,6 +64,7 @@ class Engine:
         self.heartbeat_seconds = executors.heartbeat_seconds()
         self.launched = False
         self.role = ""
+        self.concurrency = DEFAULT_CONCURRENCY
         self._stop = threading.Event()
         self._beat: threading.Thread | None = None
         self.heartbeat = executors.Heartbeat(self.store, self.executor_id)
@@ -85,7 +88,16 @@ class Engine:
 
         _quiet_dbos()
         self.role = "worker" if listen else "cli"
-        self.store.heartbeat(self.executor_id, self.host, os.getpid(), self.role, time.time())
+        self.concurrency = concurrency or DEFAULT_CONCURRENCY
+        self.heartbeat.version = workflow.APPLICATION_VERSION
+        self.store.heartbeat(
+            self.executor_id,
+            self.host,
+            os.getpid(),
+            self.role,
+            time.time(),
+            workflow.APPLICATION_VERSION,
+        )
         self._beat = threading.Thread(
             target=self._heartbeat, name="plangate-heartbeat", daemon=True
         )
@@ -100,13 +112,16 @@ class Engine:
         }
         try:
             DBOS(config=settings)
-            DBOS.listen_queues([workflow.QUEUE] if listen else [])
+            # A worker serves only its own queue, onto which it moves the turns it can
+            # carry (plangate.runs.handoff); nobody listens to the shared queue.
+            own = handoff.own_queue(self.executor_id)
+            DBOS.listen_queues([own] if listen else [])
             DBOS.launch()
             _carry_turns_on_daemon_threads()
             if listen:
                 DBOS.register_queue(
-                    workflow.QUEUE,
-                    worker_concurrency=concurrency,
+                    own,
+                    worker_concurrency=self.concurrency,
                     polling_interval_sec=QUEUE_POLL_SECONDS,
                     on_conflict="always_update",
                 )
@@ -147,6 +162,14 @@ class Engine:
             if self.launched:
                 from dbos import DBOS
 
+                if self.role == "worker":  # the turns it took and did not start
+                    try:
+                        handoff.give_back(self.executor_id)
+                    except Exception:  # a worker that recovers ours puts them back
+                        logging.getLogger("plangate.runs").warning(
+                            "plangate: could not put back the turns this worker took",
+                            exc_info=True,
+                        )
                 clean = self.in_flight() == 0
                 DBOS.destroy(workflow_completion_timeout_sec=0)
                 self.launched = False
@@ -306,11 +329,14 @@ class Engine:
         idle = 0
         last_recovery = 0.0
         while not stop.is_set():
-            if time.monotonic() - last_recovery > self.heartbeat_seconds:
+            period = time.monotonic() - last_recovery > self.heartbeat_seconds
+            if period:
                 last_recovery = time.monotonic()
                 recovered = self.recover()
                 if recovered and log is not None:
                     log(f"resuming {recovered} interrupted run turn(s)")
+            # Every poll while it has room; once a period when full, to record its misses.
+            handoff.claim(self.store, self.executor_id, self.concurrency, log, when_full=period)
             if until_idle:
                 idle = 0 if self.busy() else idle + 1
                 if idle >= 3:

@@ -7,8 +7,10 @@ every :func:`heartbeat_seconds` (:class:`Heartbeat`). An executor is gone when i
 when it ran on this host and its process no longer exists
 (:func:`plangate.processes.pid_alive`: a zombie counts as gone), or when it ran on another
 host and its heartbeat is older than :func:`stale_seconds` (:func:`dead_executors`). A
-worker's :func:`recover` puts the pending turns of gone executors back on the runs queue,
-where a live worker takes each and resumes it after its last completed step.
+worker's :func:`recover` puts the pending turns of gone executors back on the shared runs
+queue, with the turns they had taken onto their own queues and not started
+(:func:`plangate.runs.handoff.release`), where a live worker that sees a turn's paths takes
+it and resumes it after its last completed step.
 
 The host is :func:`host_name`: ``$PLANGATE_WORKER_HOST`` when set (two workers on one machine
 that stand for two machines, or a container whose hostname is not stable), else the
@@ -31,11 +33,11 @@ from collections.abc import Callable, Mapping, Sequence
 
 from plangate.errors import ConfigError
 from plangate.processes import pid_alive
-from plangate.runs import errorlog
+from plangate.runs import errorlog, handoff
 from plangate.runs.host import HOST_ENV as HOST_ENV
 from plangate.runs.host import host_name as host_name
 from plangate.runs.model import ACTIVE_STATES
-from plangate.runs.store import Store
+from plangate.runs.store import ExecutorRow, Store
 
 HEARTBEAT_SECONDS = 5.0
 STALE_BEATS = 6  # periods without a beat after which a process of another host is gone
@@ -109,11 +111,24 @@ def dead_executors(
     return dead
 
 
-def live_workers(store: Store) -> int:
-    """How many worker processes have a fresh heartbeat."""
+def live_worker_rows(store: Store, version: str | None = None) -> list[ExecutorRow]:
+    """The worker processes with a fresh heartbeat; with ``version``, only those that may
+    take a turn of that workflow version: of it, or of an older plangate that records none
+    (it serves the shared queue itself)."""
     rows = [row for row in store.executors() if row[3] == "worker"]
     dead = set(dead_executors(store, [row[0] for row in rows]))
-    return sum(1 for row in rows if row[0] not in dead)
+    versions = store.worker_versions() if version is not None else {}
+    return [
+        row
+        for row in rows
+        if row[0] not in dead and (version is None or versions.get(row[0]) in (version, None))
+    ]
+
+
+def live_workers(store: Store, version: str | None = None) -> int:
+    """How many worker processes have a fresh heartbeat (of ``version``: see
+    :func:`live_worker_rows`)."""
+    return len(live_worker_rows(store, version))
 
 
 def recover(store: Store, me: str) -> int:
@@ -137,13 +152,7 @@ def recover(store: Store, me: str) -> int:
         app_version=workflow.APPLICATION_VERSION,
     )
     owners = {flow.executor_id or "" for flow in pending}
-    gone = dead_executors(store, [row[0] for row in store.executors()])
-    for executor in gone:
-        if executor not in owners:  # nothing left to resume: forget it
-            store.forget_executor(executor)
     dead = dead_executors(store, sorted(owners), me=me)
-    if not dead:
-        return 0
     system = _get_dbos_instance()._sys_db
     count = 0
     for executor in dead:
@@ -151,11 +160,22 @@ def recover(store: Store, me: str) -> int:
             with bind_shard_keys({flow.workflow_id: flow.shard_key}):
                 if system.reenqueue_for_recovery(flow.workflow_id, dead, workflow.QUEUE):
                     count += 1
+    # A turn re-enqueued keeps the queue it came from: a gone worker's own queue, which
+    # nobody serves; those, and the turns it had taken but not started, go back to the shared
+    # queue, where the live workers check their paths again.
+    handoff.release(store, me)
+    gone = dead_executors(store, [row[0] for row in store.executors()])
+    for executor in gone:
+        if executor not in owners:  # nothing left to resume: forget it
+            store.forget_executor(executor)
     return count
 
 
 def busy(store: Store, me: str) -> bool:
-    """Whether a run is queued, or in flight here or in a process that is gone."""
+    """Whether a turn waits on this worker's own queue, or one is in flight here or in a
+    process that is gone. (A turn on the shared queue that this worker would take is moved
+    onto its own queue by :func:`plangate.runs.handoff.claim` before this is asked, unless
+    this worker has no room: then a turn is in flight here.)"""
     from dbos import DBOS
 
     from plangate.runs import workflow
@@ -166,7 +186,9 @@ def busy(store: Store, me: str) -> bool:
         load_output=False,
         name=workflow.WORKFLOW_NAME,
     )
-    if any(flow.status == "ENQUEUED" for flow in flows):
+    if any(
+        flow.status == "ENQUEUED" and flow.queue_name == handoff.own_queue(me) for flow in flows
+    ):
         return True
     owners = [flow.executor_id or "" for flow in flows]
     if me in owners:
@@ -177,9 +199,10 @@ def busy(store: Store, me: str) -> bool:
 class Heartbeat:
     """This process's heartbeat, and what it does when beats fail."""
 
-    def __init__(self, store: Store, executor_id: str) -> None:
+    def __init__(self, store: Store, executor_id: str, version: str | None = None) -> None:
         self.store = store
         self.executor_id = executor_id
+        self.version = version  # the workflow version this process carries
         self._failing_since: float | None = None  # when heartbeats began to fail
         self._beats_failed = 0
         self._marked = False  # the runs carried here show that heartbeats fail
@@ -195,7 +218,9 @@ class Heartbeat:
         """
         when = clock()
         try:
-            self.store.heartbeat(self.executor_id, host_name(), os.getpid(), role, when)
+            self.store.heartbeat(
+                self.executor_id, host_name(), os.getpid(), role, when, self.version
+            )
         except Exception as error:
             self._beats_failed += 1
             if self._failing_since is None:

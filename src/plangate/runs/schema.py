@@ -14,7 +14,10 @@ moves it (and DBOS's system tables, in schema ``dbos``) onto PostgreSQL. Tables:
 ``checks``     every check run, with its whole output
 ``events``     the conversation, append-only
 ``replies``    a person's replies, one per turn
-``executors``  the processes serving runs, with a heartbeat (for recovering a dead one)
+``executors``  the processes serving runs, with a heartbeat (for recovering a dead one) and
+               the workflow version they carry
+``path_misses`` the hosts whose worker found a queued turn's paths missing, and the path
+               (:mod:`plangate.runs.handoff`)
 =============  ================================================================================
 
 A database made by an older plangate gets the columns added since (:func:`create`); columns
@@ -170,6 +173,17 @@ executors = sa.Table(
     sa.Column("role", sa.String(16), nullable=False),
     sa.Column("started_at", sa.String(40), nullable=False),
     sa.Column("seen_at", sa.Float, nullable=False),
+    sa.Column("version", sa.String(64)),  # its APPLICATION_VERSION (none: an older plangate)
+)
+
+path_misses = sa.Table(
+    "path_misses",
+    metadata,
+    sa.Column("run_id", sa.String(64), sa.ForeignKey("runs.id"), primary_key=True),
+    sa.Column("turn", sa.Integer, primary_key=True),
+    sa.Column("host", sa.String(255), primary_key=True),
+    sa.Column("path", sa.Text, nullable=False),
+    sa.Column("seen_at", sa.String(40), nullable=False),
 )
 
 

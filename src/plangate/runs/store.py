@@ -38,6 +38,7 @@ from plangate.runs.schema import (
     events,
     executors,
     failures,
+    path_misses,
     replies,
     runs,
     steps,
@@ -218,9 +219,17 @@ class Store:
             )
             self._insert_ignore(conn, failures, values, ("run_id", "turn", "attempt", "idx"))
 
-    def heartbeat(self, executor_id: str, host: str, pid: int, role: str, seen_at: float) -> None:
-        """Record that ``executor_id`` is alive at ``seen_at``: its row inserted, or its
-        ``seen_at`` (and host, pid, role) brought up to date, in one upsert on every backend."""
+    def heartbeat(
+        self,
+        executor_id: str,
+        host: str,
+        pid: int,
+        role: str,
+        seen_at: float,
+        version: str | None = None,
+    ) -> None:
+        """Record that ``executor_id`` (of workflow ``version``) is alive at ``seen_at``: its
+        row inserted, or brought up to date, in one upsert on every backend."""
         values = {
             "id": executor_id,
             "host": host,
@@ -228,14 +237,43 @@ class Store:
             "role": role,
             "started_at": now(),
             "seen_at": seen_at,
+            "version": version,
         }
         statement = self._dialect_insert(executors, values)
         statement = statement.on_conflict_do_update(
             index_elements=["id"],
-            set_={"seen_at": seen_at, "host": host, "pid": pid, "role": role},
+            set_={"seen_at": seen_at, "host": host, "pid": pid, "role": role, "version": version},
         )
         with self.transaction() as conn:
             conn.execute(statement)
+
+    def record_miss(self, run_id: str, turn: int, host: str, path: str) -> None:
+        """Record that a worker on ``host`` cannot see ``path``, which the run's ``turn``
+        needs (:mod:`plangate.runs.handoff`)."""
+        values = {"run_id": run_id, "turn": turn, "host": host, "path": path, "seen_at": now()}
+        statement = self._dialect_insert(path_misses, values).on_conflict_do_update(
+            index_elements=["run_id", "turn", "host"], set_={"path": path}
+        )
+        with self.transaction() as conn:
+            conn.execute(statement)
+
+    def misses(self, run_id: str, turn: int) -> dict[str, str]:
+        """The hosts whose worker could not see a path of the run's ``turn``: host to path."""
+        query = sa.select(path_misses.c.host, path_misses.c.path).where(
+            path_misses.c.run_id == run_id, path_misses.c.turn == turn
+        )
+        return {str(row.host): str(row.path) for row in self._all(query)}
+
+    def forget_miss(self, run_id: str, turn: int, host: str) -> None:
+        """Forget that ``host`` could not see a path of the run's ``turn``."""
+        where = (path_misses.c.run_id == run_id, path_misses.c.turn == turn)
+        with self.transaction() as conn:
+            conn.execute(path_misses.delete().where(*where, path_misses.c.host == host))
+
+    def worker_versions(self) -> dict[str, str | None]:
+        """The workflow version of each process that recorded one (none: an older plangate)."""
+        query = sa.select(executors.c.id, executors.c.version)
+        return {str(row.id): row.version for row in self._all(query)}
 
     def forget_executor(self, executor_id: str) -> None:
         with self.transaction() as conn:
