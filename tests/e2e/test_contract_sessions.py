@@ -111,8 +111,12 @@ class Kit:
         return result
 
     def approve(self, phase: str) -> None:
+        self.approve_in("cc-sdd", phase, FEATURE)
+
+    def approve_in(self, workflow: str, phase: str, feature: str) -> None:
+        """``plangate approve WORKFLOW PHASE FEATURE`` as the person runs it."""
         done = subprocess.run(
-            [sys.executable, "-m", "plangate", "approve", "cc-sdd", phase, FEATURE],
+            [sys.executable, "-m", "plangate", "approve", workflow, phase, feature],
             cwd=self.env.project_dir,
             env=self.env.environ({"PLANGATE_STATE_ROOT": str(self.state)}),
             capture_output=True,

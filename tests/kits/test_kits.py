@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from plangate.contracts import discovery, loader
+from plangate.processes import run_bounded
 from testkit.kits import CC_SDD, SPEC_KIT, Kit, KitCache, KitMissing, run_installer
 from tests.conftest import InstallKit, ci_need
 
@@ -112,3 +114,45 @@ def test_an_installer_that_leaves_too_little_fails(tmp_path: Path) -> None:
     kit = Kit("cc-sdd", "3.0.2", installer=lambda kit: ["true"], leaves=("CLAUDE.md",))
     with pytest.raises(KitMissing, match=r"left no CLAUDE\.md"):
         run_installer(kit, tmp_path / "p", tmp_path / "h")
+
+
+@pytest.mark.parametrize("kit", [CC_SDD, SPEC_KIT], ids=lambda kit: kit.name)
+def test_the_shipped_contract_names_what_the_kit_installs(
+    install_kit: InstallKit, tmp_path: Path, kit: Kit
+) -> None:
+    """Every skill the kit's shipped contract names is one the pinned kit installs, each
+    phase starts with one of them, and ``plangate contract list`` applies it there."""
+    project = install_kit(kit, tmp_path / "project")
+    contract = loader.load_file(str(Path(discovery.library_dir()) / f"{kit.name}.toml"))
+    installed = set(kit.skills(project))
+    assert set(contract.all_skills()) <= installed
+    assert all(set(phase.entry) <= installed for phase in contract.phases)
+    found = discovery.discover(str(project), loader.load_file, str(tmp_path / "state"))
+    applying = [item for item in found if item.applies]
+    assert [Path(item.path).name for item in applying] == [f"{kit.name}.toml"]
+
+
+def test_spec_kits_scripts_find_the_files_its_contract_names(
+    install_kit: InstallKit, tmp_path: Path
+) -> None:
+    """The spec-kit contract's artifacts are where the kit's own scripts look for them:
+    ``check-prerequisites.sh --paths-only`` prints them for the folder feature.json names."""
+    project = install_kit(SPEC_KIT, tmp_path / "project")
+    (project / "specs" / "001-greet").mkdir(parents=True)
+    (project / ".specify" / "feature.json").write_text('{"feature_directory": "specs/001-greet"}')
+    done = run_bounded(
+        ["bash", ".specify/scripts/bash/check-prerequisites.sh", "--json", "--paths-only"],
+        timeout=60,
+        cwd=project,
+    )
+    assert done.returncode == 0, done.stderr
+    paths = json.loads(done.stdout.strip().splitlines()[-1])
+    feature = project / "specs" / "001-greet"
+    assert Path(paths["FEATURE_DIR"]) == feature
+    assert Path(paths["FEATURE_SPEC"]) == feature / "spec.md"
+    assert Path(paths["IMPL_PLAN"]) == feature / "plan.md"
+    assert Path(paths["TASKS"]) == feature / "tasks.md"
+    contract = loader.load_file(str(Path(discovery.library_dir()) / "spec-kit.toml"))
+    named = [artifact.path for phase in contract.phases for artifact in phase.artifacts]
+    assert named == ["{spec}/spec.md", "{spec}/plan.md", "{spec}/tasks.md"]
+    assert contract.paths == {"spec": "specs/{feature}"}
