@@ -10,12 +10,23 @@ poll) until the call is journaled, and the live chain through it decides.
 
 from __future__ import annotations
 
+import io
+import shutil
 import threading
+from pathlib import Path
 
 import pytest
 
 from plangate.contracts import evaluate
-from tests.contracts.conftest import FEATURE, Project, through_requirements
+from tests.contracts.conftest import (
+    DESIGN,
+    FEATURE,
+    REQUIREMENTS,
+    TASKS,
+    Project,
+    spec_json,
+    through_requirements,
+)
 from tests.contracts.test_rules import code_of
 
 
@@ -98,3 +109,26 @@ def test_a_subagents_call_is_not_waited_for(
     )
     evaluate.pre_tool_use(payload, [str(target)])
     assert waits == []
+
+
+def test_a_typed_command_opening_a_new_session_is_decided_on_the_files(
+    project: Project,
+) -> None:
+    """The first prompt of a new session: Claude Code has not made the project's journal
+    folder yet (seen in the terminal UI). No journal holds no approval, so the approvals
+    recorded with ``plangate approve`` and the files decide, as for a journal not written
+    yet: the unapproved tasks refuse /kiro-impl, never a silent run."""
+    from plangate.commands.approve import approve
+    from plangate.hooks import prompt_expansion
+
+    project.write_spec("spec.json", spec_json())
+    for name, text in (("requirements.md", REQUIREMENTS), ("design.md", DESIGN)):
+        project.write_spec(name, text)
+    for phase in ("requirements", "design"):
+        assert approve("cc-sdd", phase, FEATURE, str(project.dir), io.StringIO()) == 0
+    project.write_spec("tasks.md", TASKS)
+    payload = project.expansion("kiro-impl", FEATURE)
+    journal = Path(payload["transcript_path"])
+    shutil.rmtree(journal.parent)  # the new session's folder is not made yet
+    reason = prompt_expansion.decide(payload)
+    assert reason is not None and "contract_approval" in reason and "phase tasks" in reason

@@ -15,6 +15,7 @@ from plangate.contracts import compiled, contents, discovery, rules, state
 from plangate.guard import contract_codes as codes
 from plangate.guard import log, reasons
 from plangate.hook_io import protocol
+from plangate.journal.codes import IDENTITY
 from plangate.journal.owners import project_owners
 from plangate.journal.reader import read_journal
 from plangate.journal.verdict import ERROR, Verdict
@@ -146,6 +147,10 @@ def read_events(payload: dict[str, Any], project: str) -> Read:
         if time.monotonic() >= until:
             break
         time.sleep(POLL_SECONDS)
+    if verdict.status == ERROR and verdict.reason == IDENTITY and not os.path.lexists(transcript):
+        # A new session's first prompt: Claude Code has not made the journal's folder yet.
+        # No journal holds no approval, as when the file alone is not written yet.
+        return Read([], None, None)
     if verdict.status == ERROR:
         return Read([], verdict.claude_code_version, verdict.reason or "error")
     return Read(verdict.events, verdict.claude_code_version, None)
