@@ -80,6 +80,22 @@ def cc_sdd(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+def approve_by_command(
+    env: ClaudeEnv, state: Path, workflow: str, phase: str, feature: str
+) -> None:
+    """``plangate approve WORKFLOW PHASE FEATURE`` in the project, as the person runs it."""
+    done = subprocess.run(
+        [sys.executable, "-m", "plangate", "approve", workflow, phase, feature],
+        cwd=env.project_dir,
+        env=env.environ({"PLANGATE_STATE_ROOT": str(state)}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
 class Kit:
     """A project with cc-sdd installed, a stand-in model and the contract hooks."""
 
@@ -114,17 +130,7 @@ class Kit:
         self.approve_in("cc-sdd", phase, FEATURE)
 
     def approve_in(self, workflow: str, phase: str, feature: str) -> None:
-        """``plangate approve WORKFLOW PHASE FEATURE`` as the person runs it."""
-        done = subprocess.run(
-            [sys.executable, "-m", "plangate", "approve", workflow, phase, feature],
-            cwd=self.env.project_dir,
-            env=self.env.environ({"PLANGATE_STATE_ROOT": str(self.state)}),
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        assert done.returncode == 0, done.stdout + done.stderr
+        approve_by_command(self.env, self.state, workflow, phase, feature)
 
     def log(self) -> list[dict[str, Any]]:
         path = self.state / "analytics" / "autoplan-guard.jsonl"
