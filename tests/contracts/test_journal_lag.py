@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import shutil
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -78,7 +79,7 @@ def test_a_call_after_a_journaled_prompt_is_decided_without_waiting(
     through_requirements(project)
     project.person("approve requirements")
     waits: list[float] = []
-    monkeypatch.setattr(evaluate.time, "sleep", waits.append)
+    monkeypatch.setattr(time, "sleep", waits.append)  # the read's poll
     payload = project.payload("Skill", {"skill": "kiro-spec-design", "args": FEATURE})
     assert code_of(evaluate.pre_tool_use(payload, None)) is None
     assert waits == []
@@ -102,7 +103,7 @@ def test_a_subagents_call_is_not_waited_for(
     through_requirements(project)
     project.journal.tool_use("Agent", {"subagent_type": "general-purpose", "prompt": "write"})
     waits: list[float] = []
-    monkeypatch.setattr(evaluate.time, "sleep", waits.append)
+    monkeypatch.setattr(time, "sleep", waits.append)  # the read's poll
     target = project.spec / "requirements.md"
     payload = project.payload(
         "Write", {"file_path": str(target), "content": "# R\n"}, agent_id="a1b2c3"

@@ -216,7 +216,10 @@ def test_a_source_edit_while_specifying_and_a_self_approval_are_refused(kit: Spe
         bash("mkdir -p src && echo \"print('early')\" > src/app.py", "Start the code"),
         *kit.specify_steps()[1:],
         # The model approves its own spec and goes on to plan it.
-        ["The spec passes every checklist item: approved.", skill("speckit-plan", "")],
+        [
+            "The spec passes every checklist item: approved.",
+            tool_use("Skill", skill="speckit-plan", args=""),
+        ],
         "I need your approval of the spec first.",
     )
     assert during.ok, during.describe()
