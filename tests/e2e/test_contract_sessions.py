@@ -1,11 +1,12 @@
 """Workflow contracts in real Claude Code sessions, on cc-sdd 3.0.2 as npm installs it.
 
-Each test installs cc-sdd into a fresh project (``npx cc-sdd@3.0.2 --claude-skills --yes``,
-once per test session, then copied), registers plangate's contract hooks through
-``--settings`` with the JSON ``plangate settings --contracts`` prints, and lets the stand-in
-play the model in ``claude -p``. The real CLI runs the real PreToolUse, UserPromptExpansion
-and Stop hooks; the tests read plangate's own records (the decision log, the session record,
-the trace log, ``plangate report``) and the journal.
+Each test installs cc-sdd into a fresh project (its installer, as ``npx cc-sdd@3.0.2
+--claude-skills --yes`` runs it, once per test session, then copied: :mod:`testkit.kits`),
+registers plangate's contract hooks through ``--settings`` with the JSON ``plangate settings
+--contracts`` prints, and lets the stand-in play the model in ``claude -p``. The real CLI
+runs the real PreToolUse, UserPromptExpansion and Stop hooks; the tests read plangate's own
+records (the decision log, the session record, the trace log, ``plangate report``) and the
+journal.
 """
 
 from __future__ import annotations
@@ -26,10 +27,10 @@ from plangate.commands.settings import settings_object
 from plangate.harness.claude import ClaudeEnv, ClaudeResult
 from plangate.harness.standin import Script, StandIn, tool_use
 from plangate.harness.standin.script import TurnLike
+from testkit.kits import CC_SDD, KitCache, KitMissing
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(400)]
 
-CC_SDD = "cc-sdd@3.0.2"
 FEATURE = "greet"
 CONTRACTS = settings_object(False, False, contracts=True)
 TOOLS = ["Read", "Write", "Edit", "Bash", "Skill"]
@@ -61,23 +62,28 @@ def spec_json(**approved: bool) -> str:
 
 
 @pytest.fixture(scope="session")
-def cc_sdd(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder cc-sdd 3.0.2 was installed into (the npm registry, or npm's cache)."""
-    npx = shutil.which("npx")
-    if npx is None:
-        pytest.fail("npx is not installed: cc-sdd comes from npm", pytrace=False)
-    folder = tmp_path_factory.mktemp("cc-sdd")
+def cc_sdd(kit_cache: KitCache) -> Path:
+    """A folder cc-sdd 3.0.2's own installer ran in (:mod:`testkit.kits`; a test copies it)."""
+    try:
+        return kit_cache.template(CC_SDD)
+    except KitMissing as error:
+        pytest.skip(str(error))
+
+
+def approve_by_command(
+    env: ClaudeEnv, state: Path, workflow: str, phase: str, feature: str
+) -> None:
+    """``plangate approve WORKFLOW PHASE FEATURE`` in the project, as the person runs it."""
     done = subprocess.run(
-        [npx, "--yes", CC_SDD, "--claude-skills", "--yes"],
-        cwd=folder,
+        [sys.executable, "-m", "plangate", "approve", workflow, phase, feature],
+        cwd=env.project_dir,
+        env=env.environ({"PLANGATE_STATE_ROOT": str(state)}),
         capture_output=True,
         text=True,
-        timeout=240,
+        timeout=60,
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert (folder / ".claude" / "skills" / "kiro-impl" / "SKILL.md").is_file()
-    return folder
 
 
 class Kit:
@@ -111,16 +117,10 @@ class Kit:
         return result
 
     def approve(self, phase: str) -> None:
-        done = subprocess.run(
-            [sys.executable, "-m", "plangate", "approve", "cc-sdd", phase, FEATURE],
-            cwd=self.env.project_dir,
-            env=self.env.environ({"PLANGATE_STATE_ROOT": str(self.state)}),
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        assert done.returncode == 0, done.stdout + done.stderr
+        self.approve_in("cc-sdd", phase, FEATURE)
+
+    def approve_in(self, workflow: str, phase: str, feature: str) -> None:
+        approve_by_command(self.env, self.state, workflow, phase, feature)
 
     def log(self) -> list[dict[str, Any]]:
         path = self.state / "analytics" / "autoplan-guard.jsonl"

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
 
+from plangate.contracts import approvals, discovery, loader, rules, state
+from plangate.processes import run_bounded
 from testkit.kits import CC_SDD, SPEC_KIT, Kit, KitCache, KitMissing, run_installer
 from tests.conftest import InstallKit, ci_need
 
@@ -112,3 +115,114 @@ def test_an_installer_that_leaves_too_little_fails(tmp_path: Path) -> None:
     kit = Kit("cc-sdd", "3.0.2", installer=lambda kit: ["true"], leaves=("CLAUDE.md",))
     with pytest.raises(KitMissing, match=r"left no CLAUDE\.md"):
         run_installer(kit, tmp_path / "p", tmp_path / "h")
+
+
+@pytest.mark.parametrize("kit", [CC_SDD, SPEC_KIT], ids=lambda kit: kit.name)
+def test_the_shipped_contract_names_what_the_kit_installs(
+    install_kit: InstallKit, tmp_path: Path, kit: Kit
+) -> None:
+    """Every skill the kit's shipped contract names is one the pinned kit installs, each
+    phase starts with one of them, and ``plangate contract list`` applies it there."""
+    project = install_kit(kit, tmp_path / "project")
+    contract = loader.load_file(str(Path(discovery.library_dir()) / f"{kit.name}.toml"))
+    installed = set(kit.skills(project))
+    assert set(contract.all_skills()) <= installed
+    assert all(set(phase.entry) <= installed for phase in contract.phases)
+    found = discovery.discover(str(project), loader.load_file, str(tmp_path / "state"))
+    applying = [item for item in found if item.applies]
+    assert [Path(item.path).name for item in applying] == [f"{kit.name}.toml"]
+
+
+def test_spec_kits_scripts_find_the_files_its_contract_names(
+    install_kit: InstallKit, tmp_path: Path
+) -> None:
+    """The spec-kit contract's artifacts are where the kit's own scripts look for them:
+    ``check-prerequisites.sh --paths-only`` prints them for the folder feature.json names."""
+    project = install_kit(SPEC_KIT, tmp_path / "project")
+    (project / "specs" / "001-greet").mkdir(parents=True)
+    (project / ".specify" / "feature.json").write_text('{"feature_directory": "specs/001-greet"}')
+    done = run_bounded(
+        ["bash", ".specify/scripts/bash/check-prerequisites.sh", "--json", "--paths-only"],
+        timeout=60,
+        cwd=project,
+    )
+    assert done.returncode == 0, done.stderr
+    paths = json.loads(done.stdout.strip().splitlines()[-1])
+    feature = project / "specs" / "001-greet"
+    assert Path(paths["FEATURE_DIR"]) == feature
+    assert Path(paths["FEATURE_SPEC"]) == feature / "spec.md"
+    assert Path(paths["IMPL_PLAN"]) == feature / "plan.md"
+    assert Path(paths["TASKS"]) == feature / "tasks.md"
+    contract = loader.load_file(str(Path(discovery.library_dir()) / "spec-kit.toml"))
+    named = [artifact.path for phase in contract.phases for artifact in phase.artifacts]
+    assert named == ["{spec}/spec.md", "{spec}/plan.md", "{spec}/tasks.md"]
+    assert contract.paths == {"spec": "specs/{feature}"}
+
+
+@pytest.mark.parametrize(
+    ("artifact", "template", "next_phase", "mark"),
+    [
+        ("spec.md", "spec-template.md", "plan", "[FEATURE NAME]"),
+        ("plan.md", "plan-template.md", "tasks", "[FEATURE]"),
+        ("tasks.md", "tasks-template.md", "implement", "[FEATURE NAME]"),
+    ],
+)
+def test_spec_kits_own_templates_left_as_copied_never_pass_its_contract(
+    install_kit: InstallKit,
+    tmp_path: Path,
+    artifact: str,
+    template: str,
+    next_phase: str,
+    mark: str,
+) -> None:
+    """A phase whose file is still the kit's template, as its scripts copy it, has not been
+    done: the next phase is refused (``contract_artifact``) for the template's placeholder."""
+    project = install_kit(SPEC_KIT, tmp_path / "project")
+    feature = project / "specs" / "001-greet"
+    feature.mkdir(parents=True)
+    contract = loader.load_file(str(Path(discovery.library_dir()) / "spec-kit.toml"))
+    earlier = contract.phases[: contract.index(next_phase)]
+    values = {"feature": "001-greet"}
+    root = str(tmp_path / "state")
+    for phase in earlier[:-1]:  # the phases before: done and approved (`plangate approve`)
+        (feature / Path(phase.artifacts[0].path).name).write_text(FILLED[phase.name])
+        files = approvals.artifact_files(contract, phase, values, str(project))
+        approvals.record_approval(
+            contract.name, phase.name, "001-greet", str(project), files, state_root=root, now=NOW
+        )
+    shutil.copy(project / ".specify" / "templates" / template, feature / artifact)
+    entering = contract.phase(next_phase)
+    assert entering is not None
+    ruling = rules.entry(contract, entering, state.Session(), str(project), root, values=values)
+    assert ruling.code == "contract_artifact", ruling
+    assert f"still holds the placeholder {mark!r}" in ruling.detail
+
+
+def test_a_spec_with_an_open_clarification_does_not_go_to_planning(
+    install_kit: InstallKit, tmp_path: Path
+) -> None:
+    project = install_kit(SPEC_KIT, tmp_path / "project")
+    feature = project / "specs" / "001-greet"
+    feature.mkdir(parents=True)
+    contract = loader.load_file(str(Path(discovery.library_dir()) / "spec-kit.toml"))
+    plan = contract.phase("plan")
+    assert plan is not None
+    spec = feature / "spec.md"
+    spec.write_text(
+        FILLED["specify"] + "- **FR-002**: Greet in [NEEDS CLARIFICATION: which language?]\n"
+    )
+    ruling = rules.entry(contract, plan, state.Session(), str(project))
+    assert ruling.code == "contract_artifact" and "[NEEDS CLARIFICATION" in ruling.detail
+    spec.write_text(FILLED["specify"])
+    ruling = rules.entry(contract, plan, state.Session(), str(project))
+    assert ruling.code == "contract_approval", ruling  # filled in: now a person approves it
+
+
+NOW = "2026-12-02T03:00:00Z"
+FILLED = {
+    "specify": "# Feature Specification: greeting\n\n## User Scenarios & Testing\n"
+    "A user is greeted.\n\n## Requirements\n- **FR-001**: The system MUST print hello.\n\n"
+    "## Success Criteria\n- **SC-001**: The greeting appears at once.\n",
+    "plan": "# Implementation Plan: greeting\n\n## Summary\nOne function.\n\n"
+    "## Technical Context\n**Language/Version**: Python 3.11\n",
+}

@@ -8,15 +8,17 @@ and texts) and one line of the guard's decision log, with the workflow and the p
 from __future__ import annotations
 
 import os
+import time
 
 from plangate import locations
 from plangate.contracts import compiled, contents, discovery, rules, state
 from plangate.guard import contract_codes as codes
 from plangate.guard import log, reasons
 from plangate.hook_io import protocol
+from plangate.journal.codes import IDENTITY
 from plangate.journal.owners import project_owners
 from plangate.journal.reader import read_journal
-from plangate.journal.verdict import ERROR
+from plangate.journal.verdict import ERROR, Verdict
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -96,21 +98,59 @@ class Read:
         self.problem = problem
 
 
+JOURNAL_WAIT_SECONDS = 2.0
+"""How long a read waits for Claude Code to journal what led to the current call."""
+POLL_SECONDS = 0.05
+ANSWERED = frozenset({"human_turn", "tool_result", "task_notification"})
+"""What the model's call may follow at once (the last event of the chain)."""
+
+
+def _behind(verdict: Verdict, tool_use_id: str) -> bool:
+    """The journal has not caught up with the current call: the call is not in it, and the
+    live chain ends with the model's own words or call (or nothing), so the prompt or result
+    the model answered with this call is still to be written."""
+    if tool_use_id in verdict.stray_tool_uses:
+        return False  # recorded elsewhere: waiting changes nothing
+    events = verdict.events
+    if any(getattr(event, "tool_use_id", None) == tool_use_id for event in events):
+        return False
+    return not events or events[-1].kind not in ANSWERED
+
+
 def read_events(payload: dict[str, Any], project: str) -> Read:
+    """The live chain's events. A tool call's read waits (at most
+    :data:`JOURNAL_WAIT_SECONDS`) while the journal is behind it: Claude Code writes a prompt's
+    record asynchronously, and until then the newest record may be on a branch the person
+    rewound away (a rewound approval would count). Still behind then, it decides on what is
+    written."""
     transcript = payload.get("transcript_path")
     session = payload.get("session_id")
     if not isinstance(transcript, str) or not isinstance(session, str):
         return Read([], None, "the payload names no journal")
-    tool_use_id = payload.get("tool_use_id")
-    verdict = read_journal(
-        transcript,
-        session_id=session,
-        owners=project_owners(project),
-        config_dir=locations.claude_config_dir(),
-        select=select,
-        tool_use_id=tool_use_id if isinstance(tool_use_id, str) else None,
-        index_dir=os.path.join(locations.state_root(), INDEX_DIR),
-    )
+    value = payload.get("tool_use_id")
+    tool_use_id = value if isinstance(value, str) else None
+    # A subagent's call is journaled in the subagent's file, never on the main chain.
+    waits = tool_use_id is not None and payload.get("agent_id") is None
+    until = time.monotonic() + JOURNAL_WAIT_SECONDS
+    while True:
+        verdict = read_journal(
+            transcript,
+            session_id=session,
+            owners=project_owners(project),
+            config_dir=locations.claude_config_dir(),
+            select=select,
+            tool_use_id=tool_use_id,
+            index_dir=os.path.join(locations.state_root(), INDEX_DIR),
+        )
+        if verdict.status == ERROR or not waits or not _behind(verdict, str(tool_use_id)):
+            break
+        if time.monotonic() >= until:
+            break
+        time.sleep(POLL_SECONDS)
+    if verdict.status == ERROR and verdict.reason == IDENTITY and not os.path.lexists(transcript):
+        # A new session's first prompt: Claude Code has not made the journal's folder yet.
+        # No journal holds no approval, as when the file alone is not written yet.
+        return Read([], None, None)
     if verdict.status == ERROR:
         return Read([], verdict.claude_code_version, verdict.reason or "error")
     return Read(verdict.events, verdict.claude_code_version, None)

@@ -1,0 +1,135 @@
+"""A contract decision waits for Claude Code to journal the current call.
+
+In the terminal UI, Claude Code writes a prompt's record asynchronously: the PreToolUse hook
+of the model's first call can start before the prompt and the call are in the journal (seen
+in tests/e2e/test_contract_tui.py: a hook's copy of the journal ended on the rewound
+approval's "Noted" reply). The newest record is then on the branch the person rewound away,
+so a read that anchors there counts a rewound approval. The contracts' read waits (a bounded
+poll) until the call is journaled, and the live chain through it decides.
+"""
+
+from __future__ import annotations
+
+import io
+import shutil
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from plangate.contracts import evaluate
+from tests.contracts.conftest import (
+    DESIGN,
+    FEATURE,
+    REQUIREMENTS,
+    TASKS,
+    Project,
+    spec_json,
+    through_requirements,
+)
+from tests.contracts.test_rules import code_of
+
+
+def test_a_call_journaled_late_after_a_rewind_is_decided_on_the_live_chain(
+    project: Project,
+) -> None:
+    through_requirements(project)
+    branch = project.journal.leaf
+    project.person("approve requirements")
+    project.journal.text("Noted, thank you.")
+    journal = project.save()  # what the hook first sees: it ends on the rewound branch
+    written = journal.read_bytes()
+    project.journal.leaf = branch  # the rewind: the next prompt is the approval's sibling
+    project.person("what does requirement 1 mean?")
+    call_id = project.journal.new_tool_use_id()
+    project.journal.tool_use(
+        "Skill", {"skill": "kiro-spec-design", "args": FEATURE}, tool_use_id=call_id
+    )
+    later = project.journal.write(project.dir.parent / "later.jsonl").read_bytes()
+    assert later.startswith(written)
+    payload = {
+        "session_id": project.journal.session_id,
+        "transcript_path": str(journal),
+        "cwd": str(project.dir),
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Skill",
+        "tool_input": {"skill": "kiro-spec-design", "args": FEATURE},
+        "tool_use_id": call_id,
+    }
+
+    def append_late() -> None:
+        with journal.open("ab") as handle:
+            handle.write(later[len(written) :])
+
+    timer = threading.Timer(0.3, append_late)  # Claude Code's write, after the hook started
+    timer.start()
+    try:
+        decided = evaluate.pre_tool_use(payload, None)
+    finally:
+        timer.join()
+    assert code_of(decided) == "contract_approval", decided
+
+
+def test_a_call_after_a_journaled_prompt_is_decided_without_waiting(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The prompt the call answers is journaled (the call itself not yet): the chain through
+    it is the live one, so nothing is waited for."""
+    through_requirements(project)
+    project.person("approve requirements")
+    waits: list[float] = []
+    monkeypatch.setattr(time, "sleep", waits.append)  # the read's poll
+    payload = project.payload("Skill", {"skill": "kiro-spec-design", "args": FEATURE})
+    assert code_of(evaluate.pre_tool_use(payload, None)) is None
+    assert waits == []
+
+
+def test_a_journal_that_stays_behind_is_decided_on_what_is_written(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The wait is bounded: a call never journaled is decided on the newest record."""
+    through_requirements(project)
+    monkeypatch.setattr(evaluate, "JOURNAL_WAIT_SECONDS", 0.2)
+    payload = project.payload("Skill", {"skill": "kiro-spec-design", "args": FEATURE})
+    assert code_of(evaluate.pre_tool_use(payload, None)) == "contract_approval"
+
+
+def test_a_subagents_call_is_not_waited_for(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A subagent's call is journaled in its own file: the main chain ends with the Agent
+    dispatch, and no wait would ever see the call there."""
+    through_requirements(project)
+    project.journal.tool_use("Agent", {"subagent_type": "general-purpose", "prompt": "write"})
+    waits: list[float] = []
+    monkeypatch.setattr(time, "sleep", waits.append)  # the read's poll
+    target = project.spec / "requirements.md"
+    payload = project.payload(
+        "Write", {"file_path": str(target), "content": "# R\n"}, agent_id="a1b2c3"
+    )
+    evaluate.pre_tool_use(payload, [str(target)])
+    assert waits == []
+
+
+def test_a_typed_command_opening_a_new_session_is_decided_on_the_files(
+    project: Project,
+) -> None:
+    """The first prompt of a new session: Claude Code has not made the project's journal
+    folder yet (seen in the terminal UI). No journal holds no approval, so the approvals
+    recorded with ``plangate approve`` and the files decide, as for a journal not written
+    yet: the unapproved tasks refuse /kiro-impl, never a silent run."""
+    from plangate.commands.approve import approve
+    from plangate.hooks import prompt_expansion
+
+    project.write_spec("spec.json", spec_json())
+    for name, text in (("requirements.md", REQUIREMENTS), ("design.md", DESIGN)):
+        project.write_spec(name, text)
+    for phase in ("requirements", "design"):
+        assert approve("cc-sdd", phase, FEATURE, str(project.dir), io.StringIO()) == 0
+    project.write_spec("tasks.md", TASKS)
+    payload = project.expansion("kiro-impl", FEATURE)
+    journal = Path(payload["transcript_path"])
+    shutil.rmtree(journal.parent)  # the new session's folder is not made yet
+    reason = prompt_expansion.decide(payload)
+    assert reason is not None and "contract_approval" in reason and "phase tasks" in reason
