@@ -2,12 +2,12 @@
 #   make demo   installs what plangate needs, then runs a real Claude Code session on the stand-in model
 #   make test   installs what the tests need (Python packages, Claude Code, the spec-driven kits
 #               the workflow-contract tests install into projects (cc-sdd from npm, spec-kit
-#               from PyPI, both pinned), PostgreSQL, Chromium and tmux from apt when missing,
-#               and as root an unprivileged test user),
+#               from PyPI, both pinned), PostgreSQL, Chromium, tmux and bubblewrap from apt
+#               when missing, and as root an unprivileged test user),
 #               then runs lint, types (mypy --strict on src, testkit, tests and benchmarks) and the whole
 #               test suite. CI (.ci/run) also sets PLANGATE_REQUIRE_ALL=1: a test that would skip
 #               for want of something CI has (the transcript corpus, PostgreSQL, Chromium, the
-#               Claude Code CLI, tmux) fails instead.
+#               Claude Code CLI, tmux, bubblewrap, the test user, the kits) fails instead.
 # Both are safe to repeat; the set-up steps only redo work when their inputs changed.
 
 PYTHON ?= python3
@@ -27,8 +27,9 @@ demo: $(VENV)/.installed $(NODE_TOOLS)
 test: setup services lint types pytest
 
 # For working: lint, types and the tests that neither start Claude Code nor take long (no
-# e2e, no slow, no fuzz); `make test` stays the whole suite that CI runs.
-test-fast: setup lint types
+# e2e, no slow, no fuzz); `make test` stays the whole suite that CI runs. Some of them need
+# the services too (bubblewrap, the unprivileged test user).
+test-fast: setup services lint types
 	$(BIN)/pytest -q -m 'not e2e and not slow and not fuzz'
 
 setup: $(VENV)/.installed $(NODE_TOOLS) $(SPEC_KIT)/.installed

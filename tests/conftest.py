@@ -173,18 +173,20 @@ class Unprivileged:
 
     The code runs with ``PYTHONPATH`` set to ``src`` and without site packages (``-S``), so
     it can import plangate's standard-library-only modules (the hook path) with any
-    interpreter the user may execute.
+    interpreter the user may execute. As root, ``src`` is a copy of plangate the user owns:
+    the checkout may be where the user cannot read (a clone in ``/root``).
     """
 
-    def __init__(self, prefix: list[str], python: str, folder: Path) -> None:
+    def __init__(self, prefix: list[str], python: str, folder: Path, src: str = SRC) -> None:
         self.prefix = prefix
         self.python = python
         self.folder = folder
+        self.src = src
 
     def run(self, code: str) -> subprocess.CompletedProcess[str]:
         env = {
             "PATH": "/usr/bin:/bin",
-            "PYTHONPATH": SRC,
+            "PYTHONPATH": self.src,
             "PYTHONDONTWRITEBYTECODE": "1",
             "HOME": str(self.folder),
             "LC_ALL": "C.UTF-8",
@@ -234,8 +236,14 @@ def unprivileged(tmp_path: Path) -> Iterator[Unprivileged]:
     if python is None:
         pytest.skip(f"no Python 3.11 the unprivileged user {TEST_USER} can run")
     folder = Path(tempfile.mkdtemp(prefix="plangate-unprivileged-"))
+    src = Path(tempfile.mkdtemp(prefix="plangate-unprivileged-src-"))
     try:
         shutil.chown(folder, user=TEST_USER)
-        yield Unprivileged(prefix, python, folder)
+        copy = shutil.ignore_patterns("__pycache__")
+        shutil.copytree(Path(SRC) / "plangate", src / "plangate", ignore=copy)
+        for path in [src, *src.rglob("*")]:
+            shutil.chown(path, user=TEST_USER)
+        yield Unprivileged(prefix, python, folder, str(src))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(src, ignore_errors=True)

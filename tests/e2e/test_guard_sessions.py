@@ -268,13 +268,34 @@ def test_tasks_right_after_the_ceo_report_is_refused_naming_eng(
     assert decisions(autoplan.state_root)[-1]["code"] == "phase_order"
 
 
+# The rewriter waits for the guard's hook process the test starts: a sibling of its own (same
+# parent), found in /proc (no pgrep: procps is not on every machine, and a pattern alone
+# would also match other test runs' hooks on the same machine).
 FLIPPER = r"""
-import subprocess, sys, time
+import os, sys, time
 journal, needle = sys.argv[1], sys.argv[2].encode()
+parent = str(os.getppid()).encode()
+
+
+def hook_started():
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                command = handle.read()
+            with open(f"/proc/{pid}/stat", "rb") as handle:
+                ppid = handle.read().rsplit(b")", 1)[1].split()[1]
+        except (OSError, IndexError):
+            continue
+        if ppid == parent and b"plangate.hooks.pre_tool_use" in command:
+            return True
+    return False
+
+
 deadline = time.time() + 20
 while time.time() < deadline:  # wait for the guard's hook process, then let it read once
-    if subprocess.run(["pgrep", "-f", "plangate.hooks.pre_tool_use"],
-                      capture_output=True).stdout.strip():
+    if hook_started():
         break
     time.sleep(0.005)
 time.sleep(0.3)

@@ -106,6 +106,34 @@ def test_a_hook_run_writes_the_cache_and_the_next_process_is_served_from_it(
     assert _hook(root, _phase_entry(tmp_path), env) == first  # the same answer from the cache
 
 
+#: The pre-index child's start (plangate.hooks.preindex_run): it closes the descriptors it
+#: inherited, then imports the guard.
+CLOSE_THEN_IMPORT = (
+    "import gc; gc.disable(); import sys; sys.path.insert(0, sys.argv.pop(1)); import os; "
+    "from plangate.hooks import preindex_run; from plangate.hook_io import code_cache as c; "
+    "lock = os.open(os.devnull, os.O_RDONLY); preindex_run._close_others(lock); "
+    "import plangate.guard.evaluate; print('plangate.guard.evaluate' in c.installed().served)"
+)
+
+
+def test_a_child_that_closes_its_descriptors_still_imports_from_the_cache(
+    tmp_path: Path,
+) -> None:
+    root = _package(tmp_path)
+    env = _env(tmp_path)
+    _hook(root, _phase_entry(tmp_path), env)
+    _wait_for(Path(code_cache.cache_path(str(root / "plangate"))))
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", CLOSE_THEN_IMPORT, str(root)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, "True"), done.stderr
+
+
 def test_an_edited_module_is_imported_from_its_source(tmp_path: Path) -> None:
     root = _package(tmp_path)
     env = _env(tmp_path)
