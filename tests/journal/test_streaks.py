@@ -246,3 +246,17 @@ def test_two_riders_of_one_streak_with_one_id_give_up_the_compact_read(
     monkeypatch.setattr(streaks.Streak, "ride", ride)
     compared(path, monkeypatch, full=True)
     assert gave_up == ["two riders may share an id"]
+
+
+def test_keys_added_in_one_loop_are_found_and_a_second_one_is_refused() -> None:
+    from plangate.journal.compact import HashedIds
+
+    ids = HashedIds()
+    values = [str(uuid_module.uuid4()) for _ in range(5000)]
+    keys = [rider_key(value) for value in values]
+    assert ids.add_keys(keys[:4000])
+    assert all(ids.maybe(value) for value in values[:4000])
+    assert not any(ids.maybe(value) for value in values[4000:])
+    assert not ids.add_keys([*keys[4000:4500], keys[10]])  # one already there
+    assert ids.count == 4500 and all(ids.maybe(value) for value in values[4000:4500])
+    assert not ids.add(values[0]) and ids.add(values[4999])

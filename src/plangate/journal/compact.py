@@ -77,15 +77,14 @@ class HashedIds:
         return self.add_key(rider_key(value))
 
     def add_keys(self, keys: Sequence[int]) -> bool:
-        """Add every key (:func:`rider_key` without its low bit, which is set here); False as
-        soon as one is there already (the keys before it stay added). One loop for a run of
-        keys (:mod:`.streaks`): a call each would cost as much as the rest of their lines."""
+        """Add every key (each odd, as :func:`rider_key` makes them); False as soon as one
+        is there already (the keys before it stay added). One loop for a run of keys
+        (:mod:`.streaks`): a call each would cost as much as the rest of their lines."""
         self.reserve(len(keys))
         view, mask = self.view, self.mask
-        count = self.count
+        added = 0
         try:
             for key in keys:
-                key |= 1
                 slot = (key >> 1) & mask
                 held = view[slot]
                 while held:
@@ -94,9 +93,9 @@ class HashedIds:
                     slot = (slot + 1) & mask
                     held = view[slot]
                 view[slot] = key
-                count += 1
+                added += 1
         finally:
-            self.count = count
+            self.count += added
         return True
 
     def reserve(self, count: int) -> None:

@@ -233,6 +233,22 @@ def scan(
     return result
 
 
+def digest_of(fd: int, size: int) -> str | None:
+    """The digest of the file's first ``size`` bytes, as a scan's :class:`Prefix` has it, or
+    None when the file is shorter. No line is parsed: about a tenth of a full read."""
+    buffer = bytearray(min(CHUNK_BYTES, size))
+    window = memoryview(buffer)
+    digest = 0
+    position = 0
+    while position < size:
+        got = _read_into(fd, window[: size - position], position)
+        if not got:
+            return None
+        digest = zlib.crc32(window[:got], digest)
+        position += got
+    return _hex(digest)
+
+
 def _read_into(fd: int, view: memoryview, position: int) -> int:
     if _PREADV is not None:
         got: int = _PREADV(fd, [view], position)

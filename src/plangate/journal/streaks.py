@@ -67,7 +67,16 @@ def canonical(value: object) -> TypeGuard[str]:
 class Streak:
     """A rider's line as a template (:func:`streak_of`), for the riders of ``owner``."""
 
-    __slots__ = ("owner", "length", "masked", "head", "uuid_at", "parent_at", "digits_at")
+    __slots__ = (
+        "owner",
+        "length",
+        "masked",
+        "head",
+        "uuid_at",
+        "parent_at",
+        "digits_at",
+        "varied",
+    )
 
     def __init__(
         self, owner: Record, line: bytes, uuid_at: int, parent_at: int, digits_at: list[int]
@@ -77,16 +86,14 @@ class Streak:
         self.uuid_at = uuid_at
         self.parent_at = parent_at
         self.digits_at = digits_at
+        ids = [uuid_at + at for at in UUID_HEX] + [parent_at + at for at in UUID_HEX]
+        self.varied = (*ids, *digits_at)  # the masked places
         masked = bytearray(line)
-        for at in self.masked_at():
+        for at in self.varied:
             masked[at] = _MASKED
         masked.append(10)
         self.masked = bytes(masked)
-        self.head = self.masked[: min(self.masked_at())]
-
-    def masked_at(self) -> list[int]:
-        ids = [self.uuid_at + at for at in UUID_HEX] + [self.parent_at + at for at in UUID_HEX]
-        return ids + self.digits_at
+        self.head = self.masked[: min(self.varied)]
 
     def ride(self, compactor: Compactor, buffer: bytearray, start: int, got: int) -> int:
         """How many whole lines of ``buffer[start:got]`` from ``start`` on are riders of the
@@ -108,7 +115,7 @@ class Streak:
         parents = [run[self.parent_at + at :: step] for at in UUID_HEX]
         digits = [run[at::step] for at in self.digits_at]
         zeros = b"0" * count
-        for at in self.masked_at():
+        for at in self.varied:
             run[at::step] = zeros
         expected = self.masked * count
         if run != expected:
@@ -123,13 +130,13 @@ class Streak:
         rows = bytearray(len(UUID_TAIL) * count)
         for place, at in enumerate(UUID_TAIL):
             rows[place :: len(UUID_TAIL)] = ids[UUID_HEX.index(at)][:count]
-        keys = bytes.fromhex(rows.decode("ascii"))
+        keys = bytearray.fromhex(rows.decode("ascii"))
+        keys[0::8] = keys[0::8].translate(_ODD)  # a key's low bit is set (rider_key)
         if not compactor.riders.add_keys(memoryview(keys).cast("Q")):
             raise Uncompacted("two riders may share an id")
         crcs = bytearray(4 * count)
         for place in range(4):
             crcs[place::4] = keys[place::8]
-        crcs[0::4] = crcs[0::4].translate(_ODD)  # a key's low bit is set (rider_key)
         compactor.crcs += crcs
         end = start + (count - 1) * step + self.uuid_at
         compactor.last = buffer[end : end + 36].decode("ascii")
