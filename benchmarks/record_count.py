@@ -12,9 +12,10 @@ journals, it runs what people and hooks run, in fresh processes, with plangate i
 
 - ``plangate journal inspect PATH --json`` (a content read: no journal index either time);
 - the PreToolUse guard on a Read of the Tasks phase's driver (``tasks-aggregator.md``) with
-  no phase published: the answer due is a deny ``publication_missing``. **cold**: a fresh
-  state root (no journal index); **warm**: the same entry again once the first run's index
-  is saved;
+  no phase published. The answer due is the guard's on the journal of the same shape with
+  only ``--reference`` records (1,000: read in a blink), a deny (``phase_order``: Phase 1
+  is due). **cold**: a fresh state root (no journal index); **warm**: the same entry again
+  once the first run's index is saved;
 - the Stop hook after the turn's last assistant text (``last_assistant_message``): the
   gates keep no journal index, so **warm** is only the second stop of the session.
 
@@ -22,8 +23,8 @@ Every round starts on a fresh copy of the journal and a fresh state root. Wall t
 to reap; CPU is the process's user and system time (``os.wait4``); peak memory the max RSS
 of one extra, untimed run of each case under GNU ``time -f %M``. The outcome column is what
 the hook answered (the guard's decision log entry, the gate's output), so a time is never
-reported for a wrong answer. Targets (issue 24): the guard decides within its deadline
-(10 s, an upper bound, not the expected time) and every peak is under 64 MiB.
+reported for a wrong answer. Targets (issue 24): the guard gives the answer due within its
+deadline (10 s, an upper bound, not the expected time) and every peak is under 64 MiB.
 """
 
 from __future__ import annotations
@@ -115,6 +116,8 @@ class RecordBench:
             ("Stop gate", "second stop"),
         ]
         self.rows = {name: Row(*name) for name in names}
+        self.due = ""
+        self.reference_records = 0
 
     def corpus(self) -> Corpus:
         if self._corpus is None:
@@ -145,7 +148,23 @@ class RecordBench:
         env[preindex.ENV] = "0"
         return Session(self.journal, folder, self.install, self.corpus, env)
 
-    def measure(self) -> None:
+    def reference(self, records: int) -> str:
+        """The guard's cold answer on the journal of the same shape with ``records``
+        records: the answer due, which the long journal must give too."""
+        journal = GeneratedJournal(self.workdir, 0, records)
+        journal.ensure(self.corpus, False)
+        long_journal, self.journal = self.journal, journal
+        try:
+            session = self.session("reference")
+            outcome = self.guard(session, False, record=False)
+            shutil.rmtree(session.folder, ignore_errors=True)
+        finally:
+            self.journal = long_journal
+        return outcome
+
+    def measure(self, reference: int) -> None:
+        self.reference_records = reference
+        self.due = self.reference(reference)
         rounds = [False] * self.repeat + ([True] if self.peaks else [])
         for number, peak in enumerate(rounds):
             log(f"{self.journal.label}: round {number + 1}/{len(rounds)}")
@@ -166,9 +185,11 @@ class RecordBench:
                 outcome = f"exit {sample.returncode}: {text.strip()[-200:]}"
             self.rows[("journal inspect", kind)].add(sample, outcome, peak)
 
-    def guard(self, session: Session, peak: bool) -> None:
+    def guard(self, session: Session, peak: bool, record: bool = True) -> str:
+        """The cold and warm runs (``record``: kept as rows); the cold run's answer."""
         driver = os.path.join(session.config, TASKS_DRIVER)
-        for kind in ("cold", "warm"):
+        first = ""
+        for kind in ("cold", "warm") if record else ("cold",):
             payload = os.path.join(session.folder, "payload.json")
             with open(payload, "wb") as handle:
                 handle.write(session.payload(session.new_tool_id(), driver))
@@ -187,9 +208,13 @@ class RecordBench:
             lines = session.log_lines()[logged:]
             entry = json.loads(lines[-1]) if lines else {}
             outcome = f"{entry.get('decision')} {entry.get('code')}" if entry else "no log entry"
+            if not record:
+                return outcome
             self.rows[("guard, Tasks entry", kind)].add(sample, outcome, peak)
             if kind == "cold":
+                first = outcome
                 self.settled(session)
+        return first
 
     def settled(self, session: Session) -> None:
         """Wait for the index save a hook leaves to a detached child (up to 120 s)."""
@@ -246,6 +271,7 @@ class RecordBench:
                 "load_average": load_average(),
                 "cpus": os.cpu_count(),
                 "repeat": self.repeat,
+                "due": self.due,
             }
             print(json.dumps(document, indent=1))
             return
@@ -275,8 +301,9 @@ class RecordBench:
         print(
             f"- the guard within its {GUARD_DEADLINE_S:g} s deadline: "
             f"{'met' if slowest < GUARD_DEADLINE_S else 'not met'} (slowest median "
-            f"{slowest:.2f} s), deciding `deny publication_missing`: "
-            f"{'yes' if all(r['outcome'] == 'deny publication_missing' for r in guard) else 'no'}"
+            f"{slowest:.2f} s); every answer the one due (`{self.due}`, the guard's on the "
+            f"same shape with {self.reference_records:,} records): "
+            f"{'yes' if all(r['outcome'] == self.due for r in guard) else 'no'}"
         )
 
 
@@ -317,12 +344,18 @@ def main(argv: list[str] | None = None) -> int:
         help="interpreter whose plangate is installed and timed",
     )
     parser.add_argument("--regenerate", action="store_true", help="ignore cached journals")
+    parser.add_argument(
+        "--reference",
+        type=int,
+        default=1000,
+        help="records of the short journal whose guard answer is the one due (default 1000)",
+    )
     args = parser.parse_args(argv)
     if args.records < 1:
         parser.error("--records must be at least 1")
     workdir, python = jd.places(parser, args)
     bench = RecordBench(workdir, python, args.repeat, args.regenerate, args.records)
-    bench.measure()
+    bench.measure(args.reference)
     bench.report(args.json)
     return 0
 
