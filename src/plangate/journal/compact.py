@@ -48,6 +48,8 @@ _NO_FOLDER = object()
 _START_SLOTS = 1 << 10
 STREAK_PAYS = 16
 """A streak that took this many lines starts the wait before the next template anew."""
+RESERVE_AFTER = 1000
+"""A streak that took this many lines in one read is a flood: its room is made ahead."""
 RESERVE_MAX = 1 << 20
 """At most this many riders' room (16 MiB of table) is made ahead of time."""
 
@@ -243,7 +245,7 @@ class Compactor:
         self.rider_length = -1
         self.arm_after = 0
         self.backoff = 1
-        self.ahead = 0  # the bytes the scan has left to read (set by it)
+        self.ahead = 0  # the bytes the scan was to read (set by it), until room is made
 
     def take(self, record: Record) -> bool:
         """True when ``record`` is not to be kept (counted on its owner, or as a line)."""
@@ -360,11 +362,9 @@ class Compactor:
             return
         from plangate.journal.streaks import streak_of
 
-        self.streak = streak = streak_of(bytes(line), raw, self.owner, decode)
-        if streak is None:
+        self.streak = streak_of(bytes(line), raw, self.owner, decode)
+        if self.streak is None:
             self.wait(index)
-        elif not self.streaked:  # room for as many riders as the bytes left could hold
-            self.riders.reserve(min(self.ahead // (streak.length + 1), RESERVE_MAX))
 
     def ride(self, buffer: bytearray, start: int, got: int, index: int) -> int:
         """How many lines from ``start`` (line ``index``) the armed streak took."""
@@ -373,6 +373,11 @@ class Compactor:
         taken = streak.ride(self, buffer, start, got)
         if taken >= STREAK_PAYS:
             self.backoff = 1
+            if taken >= RESERVE_AFTER and self.ahead:
+                # A flood: room for as many riders as the bytes left could hold, once, so
+                # that the table does not grow (each time rehashing every key) on the way.
+                self.riders.reserve(min(self.ahead // (streak.length + 1), RESERVE_MAX))
+                self.ahead = 0
         elif start + streak.length < got:  # its next line is not one: disarmed
             self.streak = None
             self.wait(index)
