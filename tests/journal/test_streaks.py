@@ -137,6 +137,8 @@ def _ids(lines: list[bytes], at: int) -> dict[str, Any]:
         "later_record_hangs_from_the_middle",
         "upper_case_id",
         "other_session",
+        "blank_line_inside",
+        "unfinished_last_line",
     ],
 )
 def test_what_a_streak_must_not_take_decides_as_every_record_kept(
@@ -167,6 +169,11 @@ def test_what_a_streak_must_not_take_decides_as_every_record_kept(
     elif twist == "other_session":
         session = _ids(lines, middle)["sessionId"]
         lines[middle] = _set(lines[middle], "sessionId", session[::-1])
+    elif twist == "blank_line_inside":
+        lines[middle] = b"\n" + lines[middle]
+    elif twist == "unfinished_last_line":
+        del lines[progress[-1] + 1 :]
+        lines[-1] = lines[-1].rstrip(b"\n")  # Claude Code is still writing it
     path = tmp_path / f"{twist}.jsonl"
     path.write_bytes(b"".join(lines))
     taken = Taken(monkeypatch)
