@@ -33,15 +33,25 @@ def label(size: float) -> str:
 
 
 class Sample:
-    __slots__ = ("seconds", "returncode", "output", "peak_kib")
+    """One run: wall seconds (spawn to reap), exit code, output, peak RSS (runs under GNU
+    time only) and the CPU seconds (user + system) of the process and the children it
+    waited for (a detached index save is not among them)."""
+
+    __slots__ = ("seconds", "returncode", "output", "peak_kib", "cpu_seconds")
 
     def __init__(
-        self, seconds: float, returncode: int, output: bytes, peak_kib: int | None
+        self,
+        seconds: float,
+        returncode: int,
+        output: bytes,
+        peak_kib: int | None,
+        cpu_seconds: float | None = None,
     ) -> None:
         self.seconds = seconds
         self.returncode = returncode
         self.output = output
         self.peak_kib = peak_kib
+        self.cpu_seconds = cpu_seconds
 
 
 GNU_TIME = "/usr/bin/time"
@@ -95,7 +105,7 @@ def run(
     if process.stdout is not None:
         output = process.stdout.read()
         process.stdout.close()
-    _, status, _usage = os.wait4(process.pid, 0)
+    _, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - start
     process.returncode = os.waitstatus_to_exitcode(status)
     peak_kib = None
@@ -104,7 +114,7 @@ def run(
             lines = handle.read().split()
         os.unlink(report)
         peak_kib = int(lines[-1]) if lines and lines[-1].isdigit() else None
-    return Sample(seconds, process.returncode, output, peak_kib)
+    return Sample(seconds, process.returncode, output, peak_kib, usage.ru_utime + usage.ru_stime)
 
 
 class Case:

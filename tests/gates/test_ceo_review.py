@@ -7,6 +7,7 @@ import os
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -497,3 +498,35 @@ def test_arming_deletes_session_folders_untouched_for_seven_days(env: Env) -> No
     env.decide(env.payload(journal))  # fires
     assert not old.exists() and recent.exists()
     assert env.has_record(journal.session_id)
+
+
+def test_the_settle_wait_reads_an_unchanged_transcript_once(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long journal costs its read every time: while nothing is written, the settle loop
+    judges the read it has; a line written makes it read again."""
+    from plangate.journal.reader import read_journal as real
+
+    reads: list[str] = []
+
+    def counted(path: str, **options: Any) -> Any:
+        reads.append(path)
+        return real(path, **options)
+
+    monkeypatch.setattr("plangate.gates.transcript.read_journal", counted)
+    journal = ceo_session(env)
+    journal.text("Old text.")
+    path = env.write(journal)
+    payload = env.payload(journal, last_assistant_message="A message never written.")
+    count = len(journal.records)
+    journal.text("Still working.")
+
+    def late(clock: FakeClock) -> None:
+        if clock.sleeps == 4:
+            journal.append_new(path, count)
+
+    clock = FakeClock(late)
+    output = env.decide_on(clock, payload, PLANGATE_SKILL_GATE_DEADLINE_MS="1000")
+    assert output["decision"] == "block"
+    assert clock.sleeps >= 9  # it waited the whole settle budget
+    assert len(reads) == 2  # the first read, and one after the line was written

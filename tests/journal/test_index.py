@@ -24,6 +24,7 @@ from plangate.journal import READY, read_journal
 from plangate.journal import index as journal_index
 from plangate.journal import reader as reader_module
 from plangate.journal.codes import COMPETING_ROOT, REWRITTEN
+from plangate.journal.index import TAIL_BYTES
 from plangate.journal.reader import Verdict
 from plangate.journal.records import Record
 from testkit.journals import Journal, journal_path
@@ -429,3 +430,38 @@ def test_a_symlinked_index_folder_or_state_root_is_never_written_in(
         assert growing.compare().ready
     assert list(outside.iterdir()) == []
     assert (state if planted == "root" else index_dir).is_symlink()
+
+
+def test_a_later_read_of_one_hook_run_goes_on_from_the_index_and_still_sees_a_rewrite(
+    journal: Journal, config_dir: Path, tmp_path: Path, started_scans: list[int]
+) -> None:
+    """A read with ``prior`` (the guard's read loop) goes on from the index as the first
+    read did, and digests the bytes the index covers again: a byte changed far before the
+    index's tail check (64 KiB) is still ``rewritten``."""
+    growing = Growing(config_dir, PROJECT, journal.session_id, tmp_path / "index")
+    journal.prompt("Start the review.")
+    for number in range(60):
+        bash(journal, f"echo {number}", "x" * 2000)
+    growing.append(journal.to_bytes())
+    assert growing.path.stat().st_size > 2 * TAIL_BYTES
+    first = growing.read(indexed=True)  # a full read, which saves the index
+    assert first.prefix is not None
+    started_scans.clear()
+    again = growing.read(indexed=True, prior=first.prefix)
+    assert started_scans and started_scans[0] > 0, "went on from the index"
+    assert fingerprint(again) == fingerprint(growing.read(indexed=False, prior=first.prefix))
+    bash(journal, "pwd", "/home/user/project")
+    growing.append(journal.to_bytes()[growing.path.stat().st_size :])
+    started_scans.clear()
+    grown = growing.read(indexed=True, prior=first.prefix)
+    assert started_scans[0] > 0 and fingerprint(grown) == fingerprint(
+        growing.read(indexed=False, prior=first.prefix)
+    )
+    data = growing.path.read_bytes()
+    at = data.index(b"Start the review")
+    assert len(data) - at > 2 * TAIL_BYTES
+    with growing.path.open("r+b") as handle:
+        handle.seek(at)
+        handle.write(b"X")
+    assert growing.read(indexed=True, prior=first.prefix).reason == REWRITTEN
+    assert growing.read(indexed=True, prior=grown.prefix).reason == REWRITTEN

@@ -249,12 +249,20 @@ def read_session(
     deadline: Deadline,
     armed: Callable[[list[Event]], bool] | None = None,
 ) -> tuple[View, bool]:
-    """The settled session transcript, with the latest typed turn's entrypoint and source."""
+    """The settled session transcript, with the latest typed turn's entrypoint and source.
+    While the file is the one last read, unchanged (device, inode, size, modification time),
+    the settle loop is given that read's view again: a read of a long journal costs a second
+    or more, and the same bytes give the same verdict."""
     holder: list[list[Record]] = []
+    last: list[tuple[tuple[int, int, int, int], View]] = []
 
     def read() -> View:
+        stamp = _stamp(path)
+        if stamp is not None and last and last[0][0] == stamp:
+            return last[0][1]
         view, ordered = read_main(path, session_id, armed)
         holder[:] = [ordered]
+        last[:] = [(stamp, view)] if stamp is not None else []
         return view
 
     view, done = settled(read, last_message, after, deadline)
@@ -265,6 +273,15 @@ def read_session(
     view.entrypoint = entrypoint if isinstance(entrypoint, str) else None
     view.prompt_source = source if isinstance(source, str) else None
     return view, done
+
+
+def _stamp(path: str) -> tuple[int, int, int, int] | None:
+    """What tells the file apart from the one last read, taken before it is read again."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns
 
 
 def read_subagent(

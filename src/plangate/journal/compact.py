@@ -1,4 +1,4 @@
-"""Pass one without an object per event-less record: riders, counted lines, hashed ids.
+"""Pass one without an object per event-less record: riders, counted lines, keyed ids.
 
 A long session can hold a million records that carry no event: progress records a long
 command streams, attachments, metadata lines. Kept as :class:`~.records.Record` objects they
@@ -15,11 +15,14 @@ decision stays the one the full structure gives:
   parent is the last rider hangs from the owner instead (``hung_from_tail``). A rider never
   starts a branch and its only child is the next record, so it is live exactly when its owner
   is, and dropped with its owner's reason; :mod:`.chain` and :mod:`.order` count it so.
-- Riders' ids are kept as 64-bit hashes in an open-addressed table, other sessions' ids
-  (``foreign``) too. Whenever a hash is found (two records may share an id, or a record hangs
-  from a rider that is not the last one, or from another session's record), the read cannot
-  prove the compact structure equal to the full one: :class:`Uncompacted` is raised and the
-  reader reads again with every record kept. So a hash collision only costs time.
+- Riders' ids are kept as 64-bit keys (:func:`rider_key`) in an open-addressed table, other
+  sessions' ids (``foreign``) too. Whenever a key is found (two records may share an id, or
+  a record hangs from a rider that is not the last one, or from another session's record),
+  the read cannot prove the compact structure equal to the full one: :class:`Uncompacted` is
+  raised and the reader reads again with every record kept. So two ids sharing a key only
+  cost time.
+- A run of riders whose lines differ only in their ids and timestamp is read by its bytes,
+  with no decode and no call per line (:mod:`.streaks`).
 
 Standard library only (hook path).
 """
@@ -33,14 +36,22 @@ from plangate.journal.records import Record, valid_id, valid_timestamp, valid_ve
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Container
+    from collections.abc import Callable, Container, Sequence
     from typing import Any
 
     from plangate.journal.scan import Scan
+    from plangate.journal.streaks import Streak
 
-_MASK = (1 << 64) - 1
+    Decode = Callable[[bytes], object]
+
 _NO_FOLDER = object()
 _START_SLOTS = 1 << 10
+STREAK_PAYS = 16
+"""A streak that took this many lines starts the wait before the next template anew."""
+RESERVE_AFTER = 1000
+"""A streak that took this many lines in one read is a flood: its room is made ahead."""
+RESERVE_MAX = 1 << 20
+"""At most this many riders' room (16 MiB of table) is made ahead of time."""
 
 
 class Uncompacted(Exception):
@@ -48,8 +59,8 @@ class Uncompacted(Exception):
 
 
 class HashedIds:
-    """A set of strings kept as their 64-bit hashes (:func:`hash`, stable within a process)
-    in one bytearray: 16 bytes per id at most, no object each. A hash found may be another
+    """A set of strings kept as their 64-bit keys (:func:`rider_key`) in one bytearray: 16
+    bytes per id at most, no object each. A key found may be another
     id's: callers treat a hit as "maybe"."""
 
     __slots__ = ("table", "view", "mask", "count")
@@ -64,10 +75,39 @@ class HashedIds:
         self.mask = slots - 1
 
     def add(self, value: str) -> bool:
-        """Add ``value``; False (and nothing added) when its hash is there already."""
-        key = (hash(value) & _MASK) | 1
+        """Add ``value``; False (and nothing added) when its key is there already."""
+        return self.add_key(rider_key(value))
+
+    def add_keys(self, keys: Sequence[int]) -> bool:
+        """Add every key (each odd, as :func:`rider_key` makes them); False as soon as one
+        is there already (the keys before it stay added). One loop for a run of keys
+        (:mod:`.streaks`): a call each would cost as much as the rest of their lines."""
+        self.reserve(len(keys))
         view, mask = self.view, self.mask
-        slot = key & mask
+        added = 0
+        try:
+            for key in keys:
+                slot = (key >> 1) & mask
+                held = view[slot]
+                while held:
+                    if held == key:
+                        return False
+                    slot = (slot + 1) & mask
+                    held = view[slot]
+                view[slot] = key
+                added += 1
+        finally:
+            self.count += added
+        return True
+
+    def reserve(self, count: int) -> None:
+        """Room for ``count`` more keys without growing (growing rehashes every key)."""
+        while 2 * (self.count + count) > self.mask:
+            self._grow()
+
+    def add_key(self, key: int) -> bool:
+        view, mask = self.view, self.mask
+        slot = (key >> 1) & mask
         while True:
             held = view[slot]
             if not held:
@@ -82,12 +122,12 @@ class HashedIds:
         return True
 
     def maybe(self, value: object) -> bool:
-        """Whether ``value``'s hash is in the set (``value`` itself may not be)."""
+        """Whether ``value``'s key is in the set (``value`` itself may not be)."""
         if type(value) is not str or not self.count:
             return False
-        key = (hash(value) & _MASK) | 1
+        key = rider_key(value)
         view, mask = self.view, self.mask
-        slot = key & mask
+        slot = (key >> 1) & mask
         while True:
             held = view[slot]
             if not held:
@@ -102,7 +142,7 @@ class HashedIds:
         view, mask = self.view, self.mask
         for key in old:
             if key:
-                slot = key & mask
+                slot = (key >> 1) & mask
                 while view[slot]:
                     slot = (slot + 1) & mask
                 view[slot] = key
@@ -127,11 +167,28 @@ class Foreign:
         return False
 
 
+def rider_key(uuid: str) -> int:
+    """The 64-bit key of an id (odd, so never 0), the same in every process: for an id of
+    the canonical UUID shape (lower-case hex, ``8-4-4-4-12``) its last 8 bytes (the last 6
+    first, whose bits are all random in a version 4 UUID), which
+    :mod:`.streaks` reads for a whole run of lines at once; for any other id two CRC-32s of
+    its UTF-8. Two ids may share a key: callers treat a key found as "maybe"."""
+    if len(uuid) == 36 and uuid[8] == uuid[13] == uuid[18] == uuid[23] == "-":
+        tail = uuid[24:] + uuid[19:23]  # the random bytes first: the table's slots
+        if not tail.strip(LOWER_HEX):
+            return int.from_bytes(bytes.fromhex(tail), "little") | 1
+    data = uuid.encode("utf-8", "surrogatepass")
+    return (_crc32(data, _SEED) << 32 | _crc32(data)) | 1
+
+
 def rider_crc(uuid: str) -> int:
-    """The 32-bit digest of a rider's id that a journal index keeps (:mod:`.index`)."""
-    return _crc32(uuid.encode("utf-8", "surrogatepass"))
+    """The 32-bit digest of a rider's id that a journal index keeps (:mod:`.index`): the low
+    half of its :func:`rider_key`."""
+    return rider_key(uuid) & 0xFFFFFFFF
 
 
+LOWER_HEX = "0123456789abcdef"
+_SEED = 0x9E3779B9
 _crc32 = zlib.crc32
 
 
@@ -154,6 +211,13 @@ class Compactor:
         "known",
         "seeded",
         "cwd",
+        "streak",
+        "streaked",
+        "streaks",
+        "rider_length",
+        "arm_after",
+        "backoff",
+        "ahead",
     )
 
     def __init__(
@@ -172,6 +236,16 @@ class Compactor:
         self.seeded = owner  # the stand-in, whose riders the index adds to its own
         self.cwd: object = _NO_FOLDER  # the last folder found to be an absolute path
         self.orphans: list[Record] = []  # kept records whose parent no kept record had yet
+        # Runs of riders read by their bytes (plangate.journal.streaks): the template armed,
+        # whether one took lines, and when to try making one. Not when going on from an
+        # index: each id would have to be looked up in it.
+        self.streak: Streak | None = None
+        self.streaked = False
+        self.streaks = isinstance(known, tuple) and not known
+        self.rider_length = -1
+        self.arm_after = 0
+        self.backoff = 1
+        self.ahead = 0  # the bytes the scan was to read (set by it), until room is made
 
     def take(self, record: Record) -> bool:
         """True when ``record`` is not to be kept (counted on its owner, or as a line)."""
@@ -261,7 +335,7 @@ class Compactor:
             return False
         if not self.riders.add(uuid):
             raise Uncompacted("two records may share an id")
-        self.crcs += _crc32(uuid.encode("utf-8", "surrogatepass")).to_bytes(4, "little")
+        self.crcs += rider_crc(uuid).to_bytes(4, "little")
         owner.tail += 1
         if owner.tail == 1:
             owner.tail_first = index
@@ -275,11 +349,52 @@ class Compactor:
         self.last = uuid
         return True
 
+    def arm(
+        self, line: bytes | memoryview, raw: dict[str, Any], index: int, decode: Decode
+    ) -> None:
+        """``line`` (line ``index``) was just taken as a rider: make it the template of a
+        streak (:mod:`.streaks`) when the rider before it had its length. A template that
+        cannot be made, or takes no line, is tried again only after twice as many riders."""
+        length = len(line)
+        same = length == self.rider_length
+        self.rider_length = length
+        if not same or not self.streaks or index < self.arm_after or self.owner is None:
+            return
+        from plangate.journal.streaks import streak_of
+
+        self.streak = streak_of(bytes(line), raw, self.owner, decode)
+        if self.streak is None:
+            self.wait(index)
+
+    def ride(self, buffer: bytearray, start: int, got: int, index: int) -> int:
+        """How many lines from ``start`` (line ``index``) the armed streak took."""
+        streak = self.streak
+        assert streak is not None
+        taken = streak.ride(self, buffer, start, got)
+        if taken >= STREAK_PAYS:
+            self.backoff = 1
+            if taken >= RESERVE_AFTER and self.ahead:
+                # A flood: room for as many riders as the bytes left could hold, once, so
+                # that the table does not grow (each time rehashing every key) on the way.
+                self.riders.reserve(min(self.ahead // (streak.length + 1), RESERVE_MAX))
+                self.ahead = 0
+        elif start + streak.length < got:  # its next line is not one: disarmed
+            self.streak = None
+            self.wait(index)
+        return taken
+
+    def wait(self, index: int) -> None:
+        self.arm_after = index + self.backoff
+        self.backoff = min(2 * self.backoff, 1 << 16)
+
     def check(self) -> None:
         """After the scan: no kept record may hang from a rider other than through its owner
-        (a parent written later, or a rider in the middle of a run)."""
+        (a parent written later, or a rider in the middle of a run), nor share its id with a
+        rider a streak took (the line-by-line path looks that up per rider)."""
         if not self.riders.count:
             return
+        if self.streaked and any(self.riders.maybe(uuid) for uuid in self.ids):
+            raise Uncompacted("a record may share its id with a rider")
         for record in self.orphans:
             if record.parent not in self.ids and self.riders.maybe(record.parent):
                 raise Uncompacted("a record may hang from a rider")

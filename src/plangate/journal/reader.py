@@ -36,7 +36,7 @@ from plangate.journal.identity import (
 from plangate.journal.order import extend_order, own
 from plangate.journal.records import Record
 from plangate.journal.reload import clean_bash_results, reload_records, reloader
-from plangate.journal.scan import Prefix, Scan, ScanRefusal, scan
+from plangate.journal.scan import Prefix, Scan, ScanRefusal, digest_of, scan
 from plangate.journal.verdict import ERROR, MISSING, READY, Verdict
 
 __all__ = ["ERROR", "MISSING", "READY", "Verdict", "read_journal"]
@@ -83,10 +83,12 @@ def read_journal(
     linked worktrees); None accepts the root's own folder. ``prior`` is the prefix an earlier
     read in this hook run returned. ``full`` reloads every owned record with its content;
     ``select`` picks the records to reload. Limits can only be lowered. With ``index_dir``
-    (hook reads with ``config_dir``) the first read of a hook run goes on from the index an
-    earlier run saved there (:mod:`.index`) and saves it again. The conversation is the live
-    chain (:mod:`.chain`) followed up from the record of ``tool_use_id`` (the current call),
-    else from the newest conversation record; ``Verdict.dropped`` counts what it left out.
+    (hook reads with ``config_dir``) a read goes on from the index an earlier read saved
+    there (:mod:`.index`) and saves it again; a read with ``prior`` digests the bytes the
+    index covers again, so that a change to them is still ``rewritten``. The conversation is
+    the live chain (:mod:`.chain`) followed up from the record of ``tool_use_id`` (the
+    current call), else from the newest conversation record; ``Verdict.dropped`` counts what
+    it left out.
     With ``tracker`` (and ``select``) an indexed read folds the tracker's state over what was
     appended and, when the tracker names a window, reloads only its records: the verdict's
     events are theirs, and ``Verdict.window`` says where it begins (:mod:`.window`).
@@ -120,9 +122,9 @@ def read_journal(
     try:
         reading = _Reading(fd, info, owners, full, select, record_max, retained_max, tool_use_id)
         reading.tracker = tracker
-        usable = index_dir if layout and prior is None else None
+        usable = index_dir if layout else None
         if usable is not None and info.st_size >= index_min_bytes():
-            return _read_indexed(verdict, reading, usable)
+            return _read_indexed(verdict, reading, usable, prior)
         return _read_open(verdict, reading, layout, prior, None)
     except IdentityError as error:
         return verdict.refuse(codes.IDENTITY, error.detail)
@@ -340,16 +342,30 @@ def _start_index(
     _save(index_dir, kept, fresh, found, ordered, light, tail)
 
 
-def _read_indexed(verdict: Verdict, reading: _Reading, index_dir: str) -> Verdict:
-    """Go on from the saved index, or read in full (and save one) when it cannot be used."""
+def _read_indexed(
+    verdict: Verdict, reading: _Reading, index_dir: str, prior: Prefix | None
+) -> Verdict:
+    """Go on from the saved index, or read in full (and save one) when it cannot be used.
+    A later read of the same hook run (``prior``: what the first one covered) goes on from
+    it too (a guard waiting for its call to be journaled re-reads a long journal several
+    times), when the index covers at most those bytes, with their digest where it ends: the
+    bytes before the index's boundary are digested again (no line parsed), those after it by
+    the scan, so that a byte changed under the hook run is still ``rewritten``."""
     from plangate.journal import index as journal_index  # only journals worth an index
 
     fd, info = reading.fd, reading.info
     assert verdict.session_id is not None
+    if prior is not None and info.st_size < prior.size:
+        return verdict.refuse(codes.IDENTITY, "the journal shrank since this hook run read it")
     deferred.drain()  # a save this process deferred (a second read in one hook run) first
     saved = journal_index.load(index_dir, verdict.session_id, verdict.path, info, reading.owners)
-    if saved is None or not journal_index.tail_matches(fd, saved):
-        return _read_open(verdict, reading, True, None, index_dir)
+    if (
+        saved is None
+        or not journal_index.tail_matches(fd, saved)
+        or not _covers(saved, prior)
+        or (prior is not None and digest_of(fd, saved.boundary) != f"{saved.crc:08x}")
+    ):
+        return _read_open(verdict, reading, True, prior, index_dir)  # which says what changed
     builder = EventBuilder(full=False)
     known = journal_index.Placed(saved, saved.unordered)
     stand = None  # what records that ride on the saved last record's owner count on
@@ -360,7 +376,7 @@ def _read_indexed(verdict: Verdict, reading: _Reading, index_dir: str) -> Verdic
             fd,
             info.st_size,
             session_id=verdict.session_id,
-            prior=None,
+            prior=prior if prior is not None and prior.size > saved.boundary else None,
             builder=builder,
             record_max=reading.record_max,
             start=saved.boundary,
@@ -373,21 +389,21 @@ def _read_indexed(verdict: Verdict, reading: _Reading, index_dir: str) -> Verdic
             owner=stand,
         )
     except (ScanRefusal, Uncompacted):
-        return _read_open(verdict, reading, True, None, index_dir)  # the full read says why
+        return _read_open(verdict, reading, True, prior, index_dir)  # the full read says why
     check_unchanged(fd, verdict.path, info, follow_symlinks=False)
     crcs = found.compactor.crcs if found.compactor is not None else b""
     if journal_index.rider_clash(saved, found.records, bytes(crcs)):
-        return _read_open(verdict, reading, True, None, index_dir)
+        return _read_open(verdict, reading, True, prior, index_dir)
     placed = journal_index.Placed(saved)
     riding = stand.tail if stand is not None else 0
     if riding and saved.tail_owner not in placed:
-        return _read_open(verdict, reading, True, None, index_dir)  # riders of a dropped record
+        return _read_open(verdict, reading, True, prior, index_dir)  # riders of a dropped record
     appended = extend_order(placed, known, saved.unresolved, found.records)
     if appended is None:
-        return _read_open(verdict, reading, True, None, index_dir)
+        return _read_open(verdict, reading, True, prior, index_dir)
     tip = extend_tip(saved.tip(), appended, reading.tool_use_id)
     if tip is None:
-        return _read_open(verdict, reading, True, None, index_dir)
+        return _read_open(verdict, reading, True, prior, index_dir)
     saved.keep_tip(tip)
     verdict.dropped = dict(saved.dropped)
     verdict.prefix = found.prefix
@@ -404,7 +420,7 @@ def _read_indexed(verdict: Verdict, reading: _Reading, index_dir: str) -> Verdic
     try:
         _note_unplaced(found.records, appended, found.foreign_uuids, stray)
     except Uncompacted:
-        return _read_open(verdict, reading, True, None, index_dir)
+        return _read_open(verdict, reading, True, prior, index_dir)
     verdict.stray_tool_uses = stray
     verdict.claude_code_version = (
         saved.version if saved.version is not None else found.first_version
@@ -423,7 +439,7 @@ def _read_indexed(verdict: Verdict, reading: _Reading, index_dir: str) -> Verdic
         )
     if not windowed:  # else the window's records were reloaded and the verdict filled in
         if not journal_index.read_blobs(index_dir, verdict.session_id, saved):
-            return _read_open(verdict, reading, True, None, index_dir)  # the events file is gone
+            return _read_open(verdict, reading, True, prior, index_dir)  # the events file is gone
         if reading.select is None and not reading.full:
             # Nothing to reload: the saved events are unpacked only if someone asks for them.
             verdict.defer_events(saved.event_count + len(light), saved.blobs_reader(), light)
@@ -440,6 +456,15 @@ def _read_indexed(verdict: Verdict, reading: _Reading, index_dir: str) -> Verdic
         tail = journal_index.tail_crc(fd, found.size)
         _save(index_dir, _Kept(verdict), saved, found, appended, light, tail)
     return verdict
+
+
+def _covers(saved: journal_index.Index, prior: Prefix | None) -> bool:
+    """Whether a read that goes on from ``saved`` checks the bytes an earlier read of this
+    hook run covered (``prior``): those before the index's boundary by its digest there, the
+    others as the scan reads them."""
+    if prior is None or prior.size > saved.boundary:
+        return True
+    return prior.size == saved.boundary and prior.digest == f"{saved.crc:08x}"
 
 
 def _save(
