@@ -99,7 +99,13 @@ class Bench:
         self.journal.append_new(self.path, since)
 
     def env(self) -> dict[str, str]:
-        keep = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "PLANGATE"))}
+        # No PYTHON* variables: PYTHONDONTWRITEBYTECODE would make every run recompile the
+        # modules it imports; a hook runs with its .pyc files.
+        keep = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("CLAUDE", "PLANGATE", "PYTHON"))
+        }
         keep.update(CLAUDE_CONFIG_DIR=str(self.config), PLANGATE_STATE_ROOT=str(self.state))
         return keep
 

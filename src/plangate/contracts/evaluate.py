@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 
 from plangate import locations
-from plangate.contracts import compiled, contents, discovery, rules, state
+from plangate.contracts import compiled, contents, discovery, entries, rules, state
+from plangate.contracts.tracking import RunTracker
 from plangate.guard import contract_codes as codes
 from plangate.guard import log, reasons
 from plangate.hook_io import protocol
@@ -23,10 +24,11 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
-    from plangate.contracts.model import Contract
+    from plangate.contracts.model import Contract, Phase
     from plangate.hook_io.protocol import Output
     from plangate.journal.events import Event
     from plangate.journal.records import Record
+    from plangate.journal.window import Tracker
 
 FILE_FACTS = (None, codes.CONTRACT_PHASE_ORDER, codes.CONTRACT_ARTIFACT)
 """Rulings the files alone prove, journal or not (the first call of a session, before
@@ -62,12 +64,15 @@ def project_dir(payload: dict[str, Any]) -> str:
     return os.path.normpath(project)
 
 
+FOLD_ENV = "PLANGATE_GUARD_FOLD"
+"""``0`` turns the index fold off (the guard's and the contracts'): every read unpacks the
+whole saved session (slower, the same decisions)."""
 INDEX_DIR = "contract-index"
 """The contract hooks' own journal indexes (``<state root>/contract-index``): kept apart from
 the guard's, whose saved fold a read without its tracker must never leave behind. A read
-goes on from it and reloads only the records :func:`select` names; the live chain is
-chosen afresh on every read (a windowed read, as the guard's fold makes, would need a fold
-that follows rewinds: not built for contracts)."""
+goes on from it and reloads only the records :func:`select` names, or, for an edit, the
+records from the session's first workflow call on (:mod:`.tracking`); a rewind makes the
+reader read in full, so the live chain decides."""
 
 
 def select(ordered: list[Record]) -> Iterable[Record]:
@@ -96,7 +101,9 @@ class Read:
         self.problem = problem
 
 
-def read_events(payload: dict[str, Any], project: str) -> Read:
+def read_events(payload: dict[str, Any], project: str, tracker: Tracker | None = None) -> Read:
+    """The journal's live events; with ``tracker`` (edits only) an indexed read reloads only
+    the records from the session's first workflow call on (:mod:`.tracking`)."""
     transcript = payload.get("transcript_path")
     session = payload.get("session_id")
     if not isinstance(transcript, str) or not isinstance(session, str):
@@ -110,6 +117,7 @@ def read_events(payload: dict[str, Any], project: str) -> Read:
         select=select,
         tool_use_id=tool_use_id if isinstance(tool_use_id, str) else None,
         index_dir=os.path.join(locations.state_root(), INDEX_DIR),
+        tracker=tracker,
     )
     if verdict.status == ERROR:
         return Read([], verdict.claude_code_version, verdict.reason or "error")
@@ -179,12 +187,48 @@ def entry_ruling(
     cwd = str(payload.get("cwd") or project)
     session = state.fold(read.events, found.contracts, cwd, project, skip=_id(payload))
     values = state.bind(contract, args) if phase.binds else {}
+    return _entry(contract, phase, session, project, values, read), read.version
+
+
+def _entry(
+    contract: Contract,
+    phase: Phase,
+    session: state.Session,
+    project: str,
+    values: dict[str, str],
+    read: Read,
+) -> rules.Ruling:
     ruling = rules.entry(contract, phase, session, project, values=values)
     if read.problem is not None and ruling.code not in FILE_FACTS:
         # Without the journal only the files speak: an allow, a missing or short artifact
         # stand; a missing approval may be one the unread journal holds.
         ruling = rules.Ruling(codes.CONTRACT_UNVERIFIED, contract.name, phase.name, read.problem)
-    return ruling, read.version
+    return ruling
+
+
+def call_entry(payload: dict[str, Any]) -> Output:
+    """A Read or an Agent call: refused when it enters a phase too early (the phase's
+    ``reads`` and ``agents``), decided and logged as a Skill call's entry is."""
+    tool = str(payload.get("tool_name"))
+    tool_input = payload.get("tool_input")
+    data: dict[str, Any] = tool_input if isinstance(tool_input, dict) else {}
+    project = project_dir(payload)
+    found = applying(project)
+    cwd = str(payload.get("cwd") or project)
+    if entries.entered_by(found.contracts, tool, data, cwd, project) is None:
+        return {}  # enters no phase whatever the variables (unbound: any value)
+    read = read_events(payload, project)
+    session = state.fold(read.events, found.contracts, cwd, project, skip=_id(payload))
+    known = {session.contract.name: session.values} if session.contract is not None else {}
+    hit = entries.entered_by(found.contracts, tool, data, cwd, project, known)
+    if hit is None:
+        return {}  # not this workflow's files (another feature's, say)
+    contract, phase, values = hit
+    ruling = _entry(contract, phase, session, project, values, read)
+    if ruling.code == codes.CONTRACT_UNVERIFIED:
+        return unverified(ruling.workflow, ruling.detail, read.version, "entry")
+    decision = logged(ruling, "entry", read.version)
+    return decision.output(ruling.facts)
 
 
 def _id(payload: dict[str, Any]) -> str | None:
@@ -214,11 +258,14 @@ def pre_tool_use(payload: dict[str, Any], paths: list[str] | None) -> Output:
     found_contracts = applying(project)
     if not found_contracts.contracts:
         return {}
-    read = read_events(payload, project)
+    cwd = str(payload.get("cwd") or project)
+    tracker = None
+    if os.environ.get(FOLD_ENV) != "0":
+        tracker = RunTracker(found_contracts.contracts, cwd, project)
+    read = read_events(payload, project, tracker)
     if read.problem is not None:
         names = ",".join(c.name for c in found_contracts.contracts)
         return unverified(names, read.problem, read.version, "edit")
-    cwd = str(payload.get("cwd") or project)
     session = state.fold(read.events, found_contracts.contracts, cwd, project, skip=_id(payload))
     if session.contract is None:
         return {}
