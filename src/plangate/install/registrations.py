@@ -110,8 +110,8 @@ def registrations(cwd: str) -> list[Registration]:
         except OSError:
             commands = []
         events_of = hooks.get("hooks") if isinstance(hooks, dict) else None
-        groups = events_of.get("PreToolUse") if isinstance(events_of, dict) else None
-        entries = groups if isinstance(groups, list) else []
+        pre = events_of.get("PreToolUse") if isinstance(events_of, dict) else None
+        entries = pre if isinstance(pre, list) else []
         found.append(
             Registration(
                 "plugin",
@@ -121,9 +121,9 @@ def registrations(cwd: str) -> list[Registration]:
                 _conditions(entries, CONTRACT_MODULE),
                 _modules(
                     group
-                    for groups in (events_of.values() if isinstance(events_of, dict) else ())
-                    if isinstance(groups, list)
-                    for group in groups
+                    for listed in (events_of.values() if isinstance(events_of, dict) else ())
+                    if isinstance(listed, list)
+                    for group in listed
                 ),
             )
         )
