@@ -15,6 +15,7 @@ import pytest
 from plangate import hook_registry
 from plangate.commands.settings import settings
 from plangate.install import checks
+from plangate.install.check import OK, WARN
 from plangate.install.plugin import build
 from plangate.install.registrations import registrations
 from plangate.install.setup import setup
@@ -171,7 +172,7 @@ def test_no_entry_condition_no_entries_registration(world: World) -> None:
     groups = json.loads(world.settings.read_text())["hooks"]["PreToolUse"]
     assert [group["matcher"] for group in groups] == ["Read|Agent", hook_registry.CONTRACT_MATCHER]
     assert checks.check_entries(registrations(str(world.project)), str(world.project)).status == (
-        checks.OK
+        OK
     )
 
 
@@ -180,14 +181,14 @@ def test_doctor_names_a_contract_added_after_setup(world: World) -> None:
     world.contract(world.state / "contracts", "later")
     found = registrations(str(world.project))
     check = checks.check_entries(found, str(world.project))
-    assert check.status == checks.WARN
+    assert check.status == WARN
     assert "phase entries of later are not registered" in check.detail
     assert "run `plangate setup` again" in check.remedy
     world.setup()
     check = checks.check_entries(registrations(str(world.project)), str(world.project))
-    assert check.status == checks.OK
+    assert check.status == OK
     assert "Read(**/.claude/skills/notes/phases/review.md)" in check.detail
-    assert checks.check_filter(registrations(str(world.project))).status == checks.OK
+    assert checks.check_filter(registrations(str(world.project))).status == OK
 
 
 def test_the_plugin_registers_the_entries_through_its_launcher() -> None:
