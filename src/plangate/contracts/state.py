@@ -115,7 +115,7 @@ class Session:
 
     def begin(self, contract: Contract) -> None:
         """A run of ``contract`` starts: what came before it (another workflow's run, human
-        turns, edits) is not this run's (:mod:`plangate.contracts.tracker` reads the same)."""
+        turns, edits) is not this run's (:mod:`plangate.contracts.tracking` relies on it)."""
         self.contract = contract
         self.values = {}
         self.entered = []
