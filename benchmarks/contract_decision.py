@@ -14,11 +14,15 @@ applies) and a synthetic 2.1.332-shaped session journal of ``--mb`` megabytes of
   a Write in a project where no contract applies (no kiro skills);
 - a contract decision on the long journal: the Write of a source file during requirements
   (refused, ``contract_edit_scope``) and the model's Skill call for the design phase
-  (refused, ``contract_approval``), cold and after a ~10 KB append;
+  (refused, ``contract_approval``), cold and after a ~10 KB append (the Write's read goes on
+  from the contracts' journal index and reloads only the records from the session's first
+  workflow call, :mod:`plangate.contracts.tracking`);
 - the floor: bare ``python -S -c pass`` with the hooks' flags.
 
 Compare the contract decision rows with the guard's "after append" row of
-``guard_decision.py`` at the same size (``--sizes 10``).
+``guard_decision.py`` at the same size (``--sizes 10``). The hooks run without the
+``PYTHON*`` variables of this environment (``PYTHONDONTWRITEBYTECODE`` would make every run
+recompile what it imports; a hook runs with its ``.pyc`` files).
 """
 
 from __future__ import annotations

@@ -115,8 +115,7 @@ def known(project: str, state_root: str | None = None) -> list[Contract]:
             found.append(cache.load(item.path))
         except ContractError:
             continue  # `plangate contract list` and the hook name it (contract_invalid)
-    cache.save()
-    return found
+    return found  # the cache is read, never written: setup changes no hook state
 
 
 def uncovered(contracts: Iterable[Contract], registered: Iterable[object]) -> list[str]:
