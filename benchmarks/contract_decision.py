@@ -14,8 +14,8 @@ applies) and a synthetic 2.1.332-shaped session journal of ``--mb`` megabytes of
   a Write in a project where no contract applies (no kiro skills);
 - a contract decision on the long journal: the Write of a source file during requirements
   (refused, ``contract_edit_scope``) and the model's Skill call for the design phase
-  (refused, ``contract_approval``), cold and after a ~10 KB append (the Write's read goes on
-  from the contracts' journal index and reloads only the records from the session's first
+  (refused, ``contract_approval``), cold and after a ~10 KB append (each read goes on from
+  the contracts' journal index and reloads only the records from the session's first
   workflow call, :mod:`plangate.contracts.tracking`);
 - the floor: bare ``python -S -c pass`` with the hooks' flags.
 
@@ -200,11 +200,12 @@ def measure(megabytes: float, repeat: int) -> list[Case]:
             for _ in range(repeat):
                 case.add(timed())
             cases.append(case)
-        appended = Case(size, "contract decision after a ~10 KB append: source Write (deny)")
-        for _ in range(repeat):
-            bench.append()
-            appended.add(rows[4][1]())
-        cases.append(appended)
+        for name, timed in (("source Write", rows[4][1]), ("Skill entry", rows[5][1])):
+            appended = Case(size, f"contract decision after a ~10 KB append: {name} (deny)")
+            for _ in range(repeat):
+                bench.append()
+                appended.add(timed())
+            cases.append(appended)
         return cases
     finally:
         shutil.rmtree(root, ignore_errors=True)

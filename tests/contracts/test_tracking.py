@@ -98,6 +98,50 @@ def test_after_a_rewind_the_live_chain_decides(project: Project) -> None:
     assert "approve requirements" not in [text for _, text in windowed[3]]
 
 
+def entry(project: Project, monkeypatch: pytest.MonkeyPatch, skill: str) -> list[Any]:
+    """The ruling on the model's Skill call for ``skill``, windowed and from a full read."""
+    payload = project.payload("Skill", {"skill": skill, "args": FEATURE})
+    rulings = []
+    for fold in ("1", "0"):
+        monkeypatch.setenv("PLANGATE_GUARD_FOLD", fold)
+        found = evaluate.entry_ruling(payload, skill, FEATURE, "entry")
+        assert found is not None
+        ruling = found[0]
+        rulings.append((ruling.code, ruling.phase, ruling.detail, ruling.approvals))
+    return rulings
+
+
+def test_a_phase_entry_rules_the_same_windowed(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project.person("tidy the repo first")
+    bulk(project, 40)
+    project.person(f"/kiro-spec-init {FEATURE}")
+    project.skill("kiro-spec-init", "a greeting command")
+    project.write(project.spec / "spec.json", spec_json())
+    project.skill("kiro-spec-requirements", FEATURE)
+    project.write(project.spec / "requirements.md", REQUIREMENTS)
+    windowed, whole = entry(project, monkeypatch, "kiro-spec-design")
+    assert windowed == whole and whole[0] == "contract_approval"
+    bulk(project, 3)
+    project.person("approve requirements")
+    windowed, whole = entry(project, monkeypatch, "kiro-spec-design")
+    assert windowed == whole == (None, "design", "", [("requirements", "human")])
+
+
+def test_an_entry_before_any_workflow_call_reads_the_whole_session(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project.write_spec("spec.json", spec_json())
+    project.write_spec("requirements.md", REQUIREMENTS)
+    project.person("the requirements from yesterday are fine: approve requirements")
+    bulk(project, 40)
+    entry(project, monkeypatch, "kiro-spec-design")  # indexes the journal
+    bulk(project, 3)
+    windowed, whole = entry(project, monkeypatch, "kiro-spec-design")
+    assert windowed == whole == (None, "design", "", [("requirements", "human")])
+
+
 @pytest.mark.parametrize(
     "command",
     [

@@ -70,9 +70,9 @@ whole saved session (slower, the same decisions)."""
 INDEX_DIR = "contract-index"
 """The contract hooks' own journal indexes (``<state root>/contract-index``): kept apart from
 the guard's, whose saved fold a read without its tracker must never leave behind. A read
-goes on from it and reloads only the records :func:`select` names, or, for an edit, the
-records from the session's first workflow call on (:mod:`.tracking`); a rewind makes the
-reader read in full, so the live chain decides."""
+goes on from it and reloads only the records from the session's first workflow call on
+(:mod:`.tracking`; without a saved fold, the records :func:`select` names); a rewind makes
+the reader read in full, so the live chain decides."""
 
 
 def select(ordered: list[Record]) -> Iterable[Record]:
@@ -93,17 +93,24 @@ def select(ordered: list[Record]) -> Iterable[Record]:
 
 
 class Read:
-    __slots__ = ("events", "version", "problem")
+    __slots__ = ("events", "version", "problem", "windowed")
 
-    def __init__(self, events: list[Event], version: str | None, problem: str | None) -> None:
+    def __init__(
+        self,
+        events: list[Event],
+        version: str | None,
+        problem: str | None,
+        windowed: bool = False,
+    ) -> None:
         self.events = events
         self.version = version
         self.problem = problem
+        self.windowed = windowed  # the events are the tracker's window only
 
 
 def read_events(payload: dict[str, Any], project: str, tracker: Tracker | None = None) -> Read:
-    """The journal's live events; with ``tracker`` (edits only) an indexed read reloads only
-    the records from the session's first workflow call on (:mod:`.tracking`)."""
+    """The journal's live events; with ``tracker`` an indexed read reloads only the records
+    from the session's first workflow call on (:mod:`.tracking`)."""
     transcript = payload.get("transcript_path")
     session = payload.get("session_id")
     if not isinstance(transcript, str) or not isinstance(session, str):
@@ -121,7 +128,30 @@ def read_events(payload: dict[str, Any], project: str, tracker: Tracker | None =
     )
     if verdict.status == ERROR:
         return Read([], verdict.claude_code_version, verdict.reason or "error")
-    return Read(verdict.events, verdict.claude_code_version, None)
+    return Read(verdict.events, verdict.claude_code_version, None, verdict.window is not None)
+
+
+def tracker_for(contracts: list[Contract], cwd: str, project: str) -> Tracker | None:
+    """The index fold for these contracts (None when ``$PLANGATE_GUARD_FOLD`` is ``0``)."""
+    if os.environ.get(FOLD_ENV) == "0":
+        return None
+    return RunTracker(contracts, cwd, project)
+
+
+def session_of(
+    payload: dict[str, Any], project: str, contracts: list[Contract], cwd: str
+) -> tuple[state.Session, Read]:
+    """The fold of the live chain for a phase entry. A windowed read is kept only when a
+    workflow run begins inside its window: everything before that beginning is dropped by
+    the fold anyway. Otherwise (no workflow call yet, the current call the only one, or a
+    call the window counted that begins nothing) a human turn before the window may
+    approve, and the whole session is read."""
+    read = read_events(payload, project, tracker_for(contracts, cwd, project))
+    session = state.fold(read.events, contracts, cwd, project, skip=_id(payload))
+    if read.windowed and session.contract is None:
+        read = read_events(payload, project)
+        session = state.fold(read.events, contracts, cwd, project, skip=_id(payload))
+    return session, read
 
 
 def logged(
@@ -183,9 +213,8 @@ def entry_ruling(
     phase = state.phase_of(contract, skill)
     if phase is None:
         return None  # a helper skill of the workflow: no phase starts
-    read = read_events(payload, project)
     cwd = str(payload.get("cwd") or project)
-    session = state.fold(read.events, found.contracts, cwd, project, skip=_id(payload))
+    session, read = session_of(payload, project, found.contracts, cwd)
     values = state.bind(contract, args) if phase.binds else {}
     return _entry(contract, phase, session, project, values, read), read.version
 
@@ -217,8 +246,7 @@ def call_entry(payload: dict[str, Any]) -> Output:
     cwd = str(payload.get("cwd") or project)
     if entries.entered_by(found.contracts, tool, data, cwd, project) is None:
         return {}  # enters no phase whatever the variables (unbound: any value)
-    read = read_events(payload, project)
-    session = state.fold(read.events, found.contracts, cwd, project, skip=_id(payload))
+    session, read = session_of(payload, project, found.contracts, cwd)
     known = {session.contract.name: session.values} if session.contract is not None else {}
     hit = entries.entered_by(found.contracts, tool, data, cwd, project, known)
     if hit is None:
@@ -259,10 +287,7 @@ def pre_tool_use(payload: dict[str, Any], paths: list[str] | None) -> Output:
     if not found_contracts.contracts:
         return {}
     cwd = str(payload.get("cwd") or project)
-    tracker = None
-    if os.environ.get(FOLD_ENV) != "0":
-        tracker = RunTracker(found_contracts.contracts, cwd, project)
-    read = read_events(payload, project, tracker)
+    read = read_events(payload, project, tracker_for(found_contracts.contracts, cwd, project))
     if read.problem is not None:
         names = ",".join(c.name for c in found_contracts.contracts)
         return unverified(names, read.problem, read.version, "edit")

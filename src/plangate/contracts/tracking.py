@@ -1,6 +1,6 @@
 """The contracts' fold in the journal index: where the session's first workflow call is.
 
-An edit's decision needs the session from the start of the active workflow's run (the
+A decision needs the session from the start of the active workflow's run (the
 phases entered since, the human turns, the edits): whatever came before a session's first
 invocation of any workflow (a typed command or a Skill call of a skill a contract owns, or a
 Read or Agent call a phase's ``reads``/``agents`` name) is dropped by the fold
@@ -12,9 +12,10 @@ unbound, also counts, which only makes the window start earlier. With no such ca
 the window is the last record alone, and the fold finds no workflow, as it would in full.
 
 The index holds the live chain only: a rewind or a new branch makes the reader read in
-full, and the fold starts again from the first record. Entries (Skill, Read, Agent, typed)
-read without a window: their approvals may rest on human turns from before any invocation.
-Standard library only (hook path).
+full, and the fold starts again from the first record. A phase entry (Skill, Read, Agent,
+typed) keeps a windowed read only when a workflow run begins inside the window; otherwise
+an approval may rest on a human turn before it, and it reads the whole session
+(:func:`plangate.contracts.evaluate.session_of`). Standard library only (hook path).
 """
 
 from __future__ import annotations
