@@ -6,6 +6,9 @@ timeout) and an ``env`` block that turns each named gate on for that session onl
 
     plangate settings --ceo-review --autoplan > gates.json
     claude -p "/autoplan plan.md" --settings gates.json
+
+``--contracts`` adds the workflow contract hooks, with the ``if`` conditions of the Read and
+Agent phase entries of the contracts known for the working folder (``docs/contracts.md``).
 """
 
 from __future__ import annotations
