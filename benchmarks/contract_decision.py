@@ -14,11 +14,15 @@ applies) and a synthetic 2.1.332-shaped session journal of ``--mb`` megabytes of
   a Write in a project where no contract applies (no kiro skills);
 - a contract decision on the long journal: the Write of a source file during requirements
   (refused, ``contract_edit_scope``) and the model's Skill call for the design phase
-  (refused, ``contract_approval``), cold and after a ~10 KB append;
+  (refused, ``contract_approval``), cold and after a ~10 KB append (each read goes on from
+  the contracts' journal index and reloads only the records from the session's first
+  workflow call, :mod:`plangate.contracts.tracking`);
 - the floor: bare ``python -S -c pass`` with the hooks' flags.
 
 Compare the contract decision rows with the guard's "after append" row of
-``guard_decision.py`` at the same size (``--sizes 10``).
+``guard_decision.py`` at the same size (``--sizes 10``). The hooks run without the
+``PYTHON*`` variables of this environment (``PYTHONDONTWRITEBYTECODE`` would make every run
+recompile what it imports; a hook runs with its ``.pyc`` files).
 """
 
 from __future__ import annotations
@@ -99,7 +103,13 @@ class Bench:
         self.journal.append_new(self.path, since)
 
     def env(self) -> dict[str, str]:
-        keep = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "PLANGATE"))}
+        # No PYTHON* variables: PYTHONDONTWRITEBYTECODE would make every run recompile the
+        # modules it imports; a hook runs with its .pyc files.
+        keep = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("CLAUDE", "PLANGATE", "PYTHON"))
+        }
         keep.update(CLAUDE_CONFIG_DIR=str(self.config), PLANGATE_STATE_ROOT=str(self.state))
         return keep
 
@@ -190,11 +200,12 @@ def measure(megabytes: float, repeat: int) -> list[Case]:
             for _ in range(repeat):
                 case.add(timed())
             cases.append(case)
-        appended = Case(size, "contract decision after a ~10 KB append: source Write (deny)")
-        for _ in range(repeat):
-            bench.append()
-            appended.add(rows[4][1]())
-        cases.append(appended)
+        for name, timed in (("source Write", rows[4][1]), ("Skill entry", rows[5][1])):
+            appended = Case(size, f"contract decision after a ~10 KB append: {name} (deny)")
+            for _ in range(repeat):
+                bench.append()
+                appended.add(timed())
+            cases.append(appended)
         return cases
     finally:
         shutil.rmtree(root, ignore_errors=True)

@@ -142,7 +142,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "workflow_contracts",
         SWITCH,
-        False,
+        True,
         "register the workflow contract hooks: phased skills held to their contract's phases",
         env="PLANGATE_WORKFLOW_CONTRACTS",
     ),

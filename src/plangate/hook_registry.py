@@ -11,12 +11,21 @@ own entries (an older installation's too) and never touch another tool's.
     skill gates              Stop                 -            ceo_review_gate|autoplan_gate   25 s
     CEO review gate          SubagentStop         -            ceo_review_gate                 25 s
     workflow contracts       PreToolUse           (below)      workflow_contracts              25 s
+    contract entries         PreToolUse           Read|Agent   workflow_contracts, derived     25 s
     workflow contracts       UserPromptExpansion  -            workflow_contracts              25 s
     contract done gate       Stop, SubagentStop   -            workflow_contracts              25 s
 
-The contracts' PreToolUse matcher is :data:`CONTRACT_MATCHER`. The contract hooks answer
-``{}`` at once in a folder where no contract applies (``docs/contracts.md``). An event may
-hold several of plangate's matcher groups, one per registration, in the table's order.
+``workflow_contracts`` is on unless turned off. The contracts' PreToolUse matcher is
+:data:`CONTRACT_MATCHER`. The contract hooks answer ``{}`` at once in a folder where no
+contract applies (``docs/contracts.md``). An event may hold several of plangate's matcher
+groups, one per registration, in the table's order.
+
+**Contract entries** (a Read or an Agent dispatch that a phase's ``reads``/``agents`` name)
+have their ``if`` conditions derived when setup runs, from the contracts known then
+(:func:`plangate.contracts.entries.conditions`), and given to :func:`hook_settings` as
+``entry_conditions``; with none, that registration is left out (a handler without an ``if``
+would start a process on every Read). A contract added later is covered by the next setup;
+``plangate doctor`` names it until then.
 
 ``Read|Agent`` is an exact list of tool names in Claude Code's matcher syntax (a string of
 letters and ``|`` is never a regular expression). Stop and SubagentStop take no matcher.
@@ -47,12 +56,22 @@ CEO_REVIEW_GATE = "ceo_review_gate"
 AUTOPLAN_GATE = "autoplan_gate"
 WORKFLOW_CONTRACTS = "workflow_contracts"
 CONTRACT_MATCHER = "Skill|Write|Edit|MultiEdit|NotebookEdit|Bash"
+ENTRY_MATCHER = "Read|Agent"
 
 
 class HookSpec:
     """One registration: an event, its matcher, the module it runs and when it is wanted."""
 
-    __slots__ = ("event", "matcher", "module", "switches", "timeout", "kind", "conditions")
+    __slots__ = (
+        "event",
+        "matcher",
+        "module",
+        "switches",
+        "timeout",
+        "kind",
+        "conditions",
+        "derived",
+    )
 
     def __init__(
         self,
@@ -64,6 +83,7 @@ class HookSpec:
         switches: tuple[str, ...] = (),
         timeout: int | None = None,
         conditions: tuple[str, ...] = (),
+        derived: bool = False,
     ) -> None:
         self.event = event
         self.module = module
@@ -72,12 +92,26 @@ class HookSpec:
         self.switches = switches  # empty: always registered; else: when any of them is on
         self.timeout = timeout
         self.conditions = conditions  # each an ``if`` of its own handler; none: one, unfiltered
+        self.derived = derived  # conditions given at setup (``entry_conditions``); none: left out
 
     def __repr__(self) -> str:
         return f"HookSpec({self.event!r}, {self.module!r})"
 
     def wanted(self, switches: dict[str, bool]) -> bool:
         return not self.switches or any(switches.get(name, False) for name in self.switches)
+
+    def with_conditions(self, conditions: tuple[str, ...]) -> HookSpec:
+        """This registration with the ``if`` conditions setup derived for it."""
+        return HookSpec(
+            self.event,
+            self.module,
+            kind=self.kind,
+            matcher=self.matcher,
+            switches=self.switches,
+            timeout=self.timeout,
+            conditions=conditions,
+            derived=True,
+        )
 
     @property
     def label(self) -> str:
@@ -123,6 +157,15 @@ HOOKS: tuple[HookSpec, ...] = (
         matcher=CONTRACT_MATCHER,
         switches=(WORKFLOW_CONTRACTS,),
         timeout=HOOK_TIMEOUT_S,
+    ),
+    HookSpec(
+        "PreToolUse",
+        HOOK_MODULE_PREFIX + "contract_pre_tool_use",
+        kind="contract entries",
+        matcher=ENTRY_MATCHER,
+        switches=(WORKFLOW_CONTRACTS,),
+        timeout=HOOK_TIMEOUT_S,
+        derived=True,
     ),
     HookSpec(
         "UserPromptExpansion",
@@ -220,14 +263,28 @@ def is_plangate_handler(handler: object) -> bool:
 
 
 def wanted_hooks(
-    ceo_review_gate: bool, autoplan_gate: bool, workflow_contracts: bool = False
+    ceo_review_gate: bool,
+    autoplan_gate: bool,
+    workflow_contracts: bool = False,
+    entry_conditions: tuple[str, ...] = (),
 ) -> list[HookSpec]:
+    """The registrations these switches want; a derived one carries ``entry_conditions``
+    (and is left out without any)."""
     switches = {
         CEO_REVIEW_GATE: ceo_review_gate,
         AUTOPLAN_GATE: autoplan_gate,
         WORKFLOW_CONTRACTS: workflow_contracts,
     }
-    return [spec for spec in HOOKS if spec.wanted(switches)]
+    found: list[HookSpec] = []
+    for spec in HOOKS:
+        if not spec.wanted(switches):
+            continue
+        if spec.derived:
+            if not entry_conditions:
+                continue
+            spec = spec.with_conditions(entry_conditions)
+        found.append(spec)
+    return found
 
 
 def matcher_group(
@@ -259,6 +316,7 @@ def hook_settings(
     python: str = sys.executable,
     *,
     workflow_contracts: bool = False,
+    entry_conditions: tuple[str, ...] = (),
 ) -> dict[str, list[dict[str, object]]]:
     """The ``hooks`` block of a Claude Code settings file for these switches.
 
@@ -266,6 +324,23 @@ def hook_settings(
     events in the table's order, one matcher group with one handler per registration.
     """
     block: dict[str, list[dict[str, object]]] = {}
-    for spec in wanted_hooks(ceo_review_gate, autoplan_gate, workflow_contracts):
+    for spec in wanted_hooks(ceo_review_gate, autoplan_gate, workflow_contracts, entry_conditions):
         block.setdefault(spec.event, []).append(matcher_group(spec, python))
     return block
+
+
+def hook_module(command: object) -> str | None:
+    """The hook module a plangate handler's command runs (``pre_tool_use``…): the settings
+    form (``from plangate.hooks.<name> import``, or the earlier ``-m plangate.hooks.<name>``)
+    or the plugin's (``…/plangate-hook <name>``); None for another command."""
+    if not isinstance(command, str):
+        return None
+    for lead in (f"from {HOOK_MODULE_PREFIX}", MARKER):
+        if lead in command:
+            rest = command.split(lead, 1)[1]
+            name = rest.split()[0] if rest.split() else ""
+            return name.rstrip(";'\"") or None
+    words = command.split()
+    if len(words) >= 2 and words[-2].endswith("plangate-hook" + '"'):
+        return words[-1]
+    return None

@@ -162,7 +162,7 @@ def test_list(state: Path) -> None:
     assert lines[0].split() == ["NAME", "VALUE", "SOURCE", "HELP"]
     assert lines[1].startswith("ceo_review_gate     on     env PLANGATE_CEO_REVIEW_GATE  hold ")
     assert lines[2].startswith("autoplan_gate       off    default                       hold ")
-    assert lines[3].startswith("workflow_contracts  off    default                       register ")
+    assert lines[3].startswith("workflow_contracts  on     default                       register ")
     assert lines[4].startswith("run_attempts        4      config                        attempts ")
     assert lines[5].startswith("require_approval    off    default                       plangate ")
     assert len(lines) == 6

@@ -105,13 +105,16 @@ def test_healthy_then_the_interpreter_is_removed(world: World) -> None:
     assert code == 0, lines
     assert lines[-1] == "healthy"
     assert all(line.startswith("ok ") for line in lines[:-1]), lines
-    assert _line(lines, "registration").endswith("~/.claude/settings.json: PreToolUse")
+    assert _line(lines, "registration").endswith(
+        "~/.claude/settings.json: PreToolUse, Stop, SubagentStop, UserPromptExpansion"
+    )  # the workflow contract hooks are on by default
     assert _line(lines, "hooks").endswith(f"run plangate 0.1.0 with {world.python}")
     assert "autoplan, plan-ceo-review match plangate 0.1.0" in _line(lines, "skills")
     assert _line(lines, "claude").endswith(f"Claude Code 2.1.332 at {world.claude} (verified)")
     assert _line(lines, "state root").startswith("ok      state root")
     assert _line(lines, "gate switches").endswith(
-        "ceo_review_gate off (default); autoplan_gate off (default)"
+        "ceo_review_gate off (default); autoplan_gate off (default); "
+        "workflow_contracts on (default)"
     )
 
     shutil.rmtree(world.venv)
@@ -161,7 +164,9 @@ def test_the_plugin_healthy_then_duplicated_then_its_interpreter_removed(world: 
     assert "ran `claude plugin install plangate@plangate --json`" in out
     code, lines = world.doctor()
     assert code == 0, lines
-    assert _line(lines, "registration").endswith("plugin: PreToolUse, Stop, SubagentStop")
+    assert _line(lines, "registration").endswith(
+        "plugin: PreToolUse, Stop, SubagentStop, UserPromptExpansion"
+    )
     assert "match plangate 0.1.0 (plangate plugin, and Claude Code's installed copy " in _line(
         lines, "skills"
     )
@@ -291,8 +296,10 @@ def test_nothing_registered_and_a_gate_on_without_its_hook(
     assert code == 1
     assert checks["gate switches"]["detail"] == (
         "ceo_review_gate off (default); autoplan_gate on (from PLANGATE_AUTOPLAN_GATE); "
-        "autoplan_gate is on but no Stop hook is registered"
-    )
+        "workflow_contracts on (default); autoplan_gate is on but no Stop hook is registered"
+    )  # the contracts' own Stop hook is not the gate's
+    assert checks["contracts"]["status"] == "ok"
+    assert checks["contracts"]["detail"] == ("no contract here enters a phase by a Read or Agent")
 
 
 def test_no_cli_names_the_npm_command(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -359,7 +366,8 @@ def test_the_hook_filter_is_checked(world: World, plugin: bool) -> None:
     else:
         path = world.home / ".claude" / "settings.json"
     data = json.loads(path.read_text(encoding="utf-8"))
-    (group,) = data["hooks"]["PreToolUse"]
+    group = data["hooks"]["PreToolUse"][0]  # the guard's (then the contracts')
+    assert group["matcher"] == "Read|Agent"
     group["hooks"] = [{k: v for k, v in group["hooks"][0].items() if k != "if"}]
     path.write_text(json.dumps(data, indent=2), encoding="utf-8")
     code, lines = world.doctor()

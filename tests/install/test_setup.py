@@ -47,6 +47,10 @@ GUARD_HANDLERS = [
 STOP = registered("plangate.hooks.stop")
 SUBAGENT_STOP = registered("plangate.hooks.subagent_stop")
 REFUSAL = "fix or move it, then run plangate setup again"
+#: These tests are about the guard's and the gates' registrations: the workflow contract
+#: hooks (on by default) are switched off here; tests/contracts/test_registration.py covers
+#: setup with them.
+GATES_ONLY = {"PLANGATE_WORKFLOW_CONTRACTS": "off"}
 KEPT_CONFIG = (
     "kept ~/state/config.json (plangate's own settings; delete it yourself if you want it gone)"
 )
@@ -114,7 +118,7 @@ def run(
         err=err,
         skills_source=str(skills_source if skills_source is not None else env.bundle),
         python=PY,
-        environ=environ if environ is not None else {},
+        environ={**GATES_ONLY, **(environ or {})},
     )
     assert code == 0
     return out.getvalue().splitlines(), err.getvalue().splitlines()
@@ -708,7 +712,7 @@ def test_bundled_skills_install_by_default(env: Env) -> None:
         autoplan_gate=None,
         out=out,
         err=io.StringIO(),
-        environ={},
+        environ=GATES_ONLY,
     )
     bundled = sorted(
         name
@@ -745,7 +749,7 @@ def test_concurrent_setups_do_not_interleave(env: Env) -> None:
         processes = [
             subprocess.Popen(
                 [sys.executable, "-c", CONCURRENT, str(go), flag, str(env.bundle)],
-                env=os.environ.copy(),
+                env={**os.environ, **GATES_ONLY},
                 stderr=subprocess.PIPE,
             )
             for flag in flags
@@ -917,7 +921,7 @@ def test_refuses_hooks_into_uvs_cache(env: Env) -> None:
             out=io.StringIO(),
             skills_source=str(env.bundle),
             python=str(python),
-            environ={},
+            environ=GATES_ONLY,
         )
     assert f"plangate runs from uv's cache: its Python is {python}" in refused.value.message
     assert "uv tool install plangate" in refused.value.remedy
@@ -960,7 +964,7 @@ def plugin_run(env: Env, *, uninstall: bool = False, ceo: bool | None = None) ->
             err=io.StringIO(),
             skills_source=str(env.bundle),
             python=PY,
-            environ={},
+            environ=GATES_ONLY,
             plugin=True,
         )
         == 0
@@ -1045,7 +1049,7 @@ def test_launcher_runs_the_hook(env: Env, no_claude: None, tmp_path: Path) -> No
         out=out,
         skills_source=str(env.bundle),
         python=sys.executable,
-        environ={},
+        environ=GATES_ONLY,
         plugin=True,
     )
     plugin = env.state / "claude-plugin" / "plangate"
@@ -1076,7 +1080,7 @@ def test_plugin_takes_no_project(env: Env) -> None:
             autoplan_gate=None,
             out=io.StringIO(),
             python=PY,
-            environ={},
+            environ=GATES_ONLY,
             plugin=True,
         )
 

@@ -6,12 +6,16 @@ timeout) and an ``env`` block that turns each named gate on for that session onl
 
     plangate settings --ceo-review --autoplan > gates.json
     claude -p "/autoplan plan.md" --settings gates.json
+
+``--contracts`` adds the workflow contract hooks, with the ``if`` conditions of the Read and
+Agent phase entries of the contracts known for the working folder (``docs/contracts.md``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import TextIO
 
@@ -29,11 +33,27 @@ EXIT_CODES = ExitCodes(
 
 
 def settings_object(
-    ceo_review: bool, autoplan: bool, python: str | None = None, *, contracts: bool = False
+    ceo_review: bool,
+    autoplan: bool,
+    python: str | None = None,
+    *,
+    contracts: bool = False,
+    project: str | None = None,
 ) -> dict[str, object]:
-    """The settings for these gates: ``{"hooks": {...}, "env": {...}}``."""
+    """The settings for these gates: ``{"hooks": {...}, "env": {...}}``. With ``contracts``
+    the Read and Agent entries of the contracts known for ``project`` (default: the working
+    folder) get their ``if`` conditions (:mod:`plangate.contracts.entries`)."""
+    conditions: tuple[str, ...] = ()
+    if contracts:
+        from plangate.contracts import entries
+
+        conditions = entries.conditions(entries.known(project or os.getcwd()))
     hooks = hook_registry.hook_settings(
-        ceo_review, autoplan, python or sys.executable, workflow_contracts=contracts
+        ceo_review,
+        autoplan,
+        python or sys.executable,
+        workflow_contracts=contracts,
+        entry_conditions=conditions,
     )
     env = {
         gate.env: "on"

@@ -13,7 +13,9 @@ edit, and the workflow's definition of done. The modules, one job each:
     artifacts    an artifact's requirements checked against the file
     bash_writes  the files a Bash command plainly writes
     (codes)      the contract codes live in the guard's one table: plangate.guard.contract_codes
+    entries      Read/Agent phase entries, and the ``if`` conditions setup registers for them
     state        the fold: the live chain's events -> the workflow's state in this session
+    tracking     the fold's start in the journal index (an edit reloads only the run)
     approvals    a person's approvals: human turns, ``plangate approve`` records, flags
     rules        the decision for one call or one typed command
     evaluate     payload -> journal -> state -> rules -> decision, logged

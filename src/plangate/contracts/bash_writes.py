@@ -17,6 +17,17 @@ SEPARATORS = (";", "&&", "||", "|", "&", "\n")
 DEST_LAST = ("cp", "mv", "install", "ln")
 ALL_ARGS = ("touch", "truncate", "rm", "mkdir", "rmdir")
 DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty")
+WRITERS = (*DEST_LAST, *ALL_ARGS, "tee", "sed", "perl", "dd")
+"""The commands :func:`_segment` notes a write of (``cd`` only moves)."""
+
+
+def may_write(command: str) -> bool:
+    """False only for a command :func:`written_files` finds no write in: no ``>``, no
+    quote or backslash (which could spell a name), and no writing command's name anywhere
+    in its text. A long session's journal holds hundreds of Bash calls; most end here."""
+    if ">" in command or "'" in command or '"' in command or "\\" in command:
+        return True
+    return any(name in command for name in WRITERS)
 
 
 def tokens(command: str) -> list[str]:
@@ -100,6 +111,8 @@ def strip_heredocs(command: str) -> str:
 
 def written_files(command: str, cwd: str) -> list[str]:
     """Absolute paths the command plainly writes, in order, once each."""
+    if not may_write(command):
+        return []
     found: list[str] = []
     here = cwd
     words = tokens(strip_heredocs(command))

@@ -11,7 +11,8 @@ import os
 import time
 
 from plangate import locations
-from plangate.contracts import compiled, contents, discovery, rules, state
+from plangate.contracts import compiled, contents, discovery, entries, rules, state
+from plangate.contracts.tracking import RunTracker
 from plangate.guard import contract_codes as codes
 from plangate.guard import log, reasons
 from plangate.hook_io import protocol
@@ -25,10 +26,11 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
-    from plangate.contracts.model import Contract
+    from plangate.contracts.model import Contract, Phase
     from plangate.hook_io.protocol import Output
     from plangate.journal.events import Event
     from plangate.journal.records import Record
+    from plangate.journal.window import Tracker
 
 FILE_FACTS = (None, codes.CONTRACT_PHASE_ORDER, codes.CONTRACT_ARTIFACT)
 """Rulings the files alone prove, journal or not (the first call of a session, before
@@ -64,12 +66,15 @@ def project_dir(payload: dict[str, Any]) -> str:
     return os.path.normpath(project)
 
 
+FOLD_ENV = "PLANGATE_GUARD_FOLD"
+"""``0`` turns the index fold off (the guard's and the contracts'): every read unpacks the
+whole saved session (slower, the same decisions)."""
 INDEX_DIR = "contract-index"
 """The contract hooks' own journal indexes (``<state root>/contract-index``): kept apart from
 the guard's, whose saved fold a read without its tracker must never leave behind. A read
-goes on from it and reloads only the records :func:`select` names; the live chain is
-chosen afresh on every read (a windowed read, as the guard's fold makes, would need a fold
-that follows rewinds: not built for contracts)."""
+goes on from it and reloads only the records from the session's first workflow call on
+(:mod:`.tracking`; without a saved fold, the records :func:`select` names); a rewind makes
+the reader read in full, so the live chain decides."""
 
 
 def select(ordered: list[Record]) -> Iterable[Record]:
@@ -90,12 +95,19 @@ def select(ordered: list[Record]) -> Iterable[Record]:
 
 
 class Read:
-    __slots__ = ("events", "version", "problem")
+    __slots__ = ("events", "version", "problem", "windowed")
 
-    def __init__(self, events: list[Event], version: str | None, problem: str | None) -> None:
+    def __init__(
+        self,
+        events: list[Event],
+        version: str | None,
+        problem: str | None,
+        windowed: bool = False,
+    ) -> None:
         self.events = events
         self.version = version
         self.problem = problem
+        self.windowed = windowed  # the events are the tracker's window only
 
 
 JOURNAL_WAIT_SECONDS = 2.0
@@ -117,8 +129,9 @@ def _behind(verdict: Verdict, tool_use_id: str) -> bool:
     return not events or events[-1].kind not in ANSWERED
 
 
-def read_events(payload: dict[str, Any], project: str) -> Read:
-    """The live chain's events. A tool call's read waits (at most
+def read_events(payload: dict[str, Any], project: str, tracker: Tracker | None = None) -> Read:
+    """The live chain's events; with ``tracker`` an indexed read reloads only the records
+    from the session's first workflow call on (:mod:`.tracking`). A tool call's read waits (at most
     :data:`JOURNAL_WAIT_SECONDS`) while the journal is behind it: Claude Code writes a prompt's
     record asynchronously, and until then the newest record may be on a branch the person
     rewound away (a rewound approval would count). Still behind then, it decides on what is
@@ -141,6 +154,7 @@ def read_events(payload: dict[str, Any], project: str) -> Read:
             select=select,
             tool_use_id=tool_use_id,
             index_dir=os.path.join(locations.state_root(), INDEX_DIR),
+            tracker=tracker,
         )
         if verdict.status == ERROR or not waits or not _behind(verdict, str(tool_use_id)):
             break
@@ -153,7 +167,30 @@ def read_events(payload: dict[str, Any], project: str) -> Read:
         return Read([], None, None)
     if verdict.status == ERROR:
         return Read([], verdict.claude_code_version, verdict.reason or "error")
-    return Read(verdict.events, verdict.claude_code_version, None)
+    return Read(verdict.events, verdict.claude_code_version, None, verdict.window is not None)
+
+
+def tracker_for(contracts: list[Contract], cwd: str, project: str) -> Tracker | None:
+    """The index fold for these contracts (None when ``$PLANGATE_GUARD_FOLD`` is ``0``)."""
+    if os.environ.get(FOLD_ENV) == "0":
+        return None
+    return RunTracker(contracts, cwd, project)
+
+
+def session_of(
+    payload: dict[str, Any], project: str, contracts: list[Contract], cwd: str
+) -> tuple[state.Session, Read]:
+    """The fold of the live chain for a phase entry. A windowed read is kept only when a
+    workflow run begins inside its window: everything before that beginning is dropped by
+    the fold anyway. Otherwise (no workflow call yet, the current call the only one, or a
+    call the window counted that begins nothing) a human turn before the window may
+    approve, and the whole session is read."""
+    read = read_events(payload, project, tracker_for(contracts, cwd, project))
+    session = state.fold(read.events, contracts, cwd, project, skip=_id(payload))
+    if read.windowed and session.contract is None:
+        read = read_events(payload, project)
+        session = state.fold(read.events, contracts, cwd, project, skip=_id(payload))
+    return session, read
 
 
 def logged(
@@ -215,16 +252,50 @@ def entry_ruling(
     phase = state.phase_of(contract, skill)
     if phase is None:
         return None  # a helper skill of the workflow: no phase starts
-    read = read_events(payload, project)
     cwd = str(payload.get("cwd") or project)
-    session = state.fold(read.events, found.contracts, cwd, project, skip=_id(payload))
+    session, read = session_of(payload, project, found.contracts, cwd)
     values = state.bind(contract, args) if phase.binds else {}
+    return _entry(contract, phase, session, project, values, read), read.version
+
+
+def _entry(
+    contract: Contract,
+    phase: Phase,
+    session: state.Session,
+    project: str,
+    values: dict[str, str],
+    read: Read,
+) -> rules.Ruling:
     ruling = rules.entry(contract, phase, session, project, values=values)
     if read.problem is not None and ruling.code not in FILE_FACTS:
         # Without the journal only the files speak: an allow, a missing or short artifact
         # stand; a missing approval may be one the unread journal holds.
         ruling = rules.Ruling(codes.CONTRACT_UNVERIFIED, contract.name, phase.name, read.problem)
-    return ruling, read.version
+    return ruling
+
+
+def call_entry(payload: dict[str, Any]) -> Output:
+    """A Read or an Agent call: refused when it enters a phase too early (the phase's
+    ``reads`` and ``agents``), decided and logged as a Skill call's entry is."""
+    tool = str(payload.get("tool_name"))
+    tool_input = payload.get("tool_input")
+    data: dict[str, Any] = tool_input if isinstance(tool_input, dict) else {}
+    project = project_dir(payload)
+    found = applying(project)
+    cwd = str(payload.get("cwd") or project)
+    if entries.entered_by(found.contracts, tool, data, cwd, project) is None:
+        return {}  # enters no phase whatever the variables (unbound: any value)
+    session, read = session_of(payload, project, found.contracts, cwd)
+    known = {session.contract.name: session.values} if session.contract is not None else {}
+    hit = entries.entered_by(found.contracts, tool, data, cwd, project, known)
+    if hit is None:
+        return {}  # not this workflow's files (another feature's, say)
+    contract, phase, values = hit
+    ruling = _entry(contract, phase, session, project, values, read)
+    if ruling.code == codes.CONTRACT_UNVERIFIED:
+        return unverified(ruling.workflow, ruling.detail, read.version, "entry")
+    decision = logged(ruling, "entry", read.version)
+    return decision.output(ruling.facts)
 
 
 def _id(payload: dict[str, Any]) -> str | None:
@@ -254,11 +325,11 @@ def pre_tool_use(payload: dict[str, Any], paths: list[str] | None) -> Output:
     found_contracts = applying(project)
     if not found_contracts.contracts:
         return {}
-    read = read_events(payload, project)
+    cwd = str(payload.get("cwd") or project)
+    read = read_events(payload, project, tracker_for(found_contracts.contracts, cwd, project))
     if read.problem is not None:
         names = ",".join(c.name for c in found_contracts.contracts)
         return unverified(names, read.problem, read.version, "edit")
-    cwd = str(payload.get("cwd") or project)
     session = state.fold(read.events, found_contracts.contracts, cwd, project, skip=_id(payload))
     if session.contract is None:
         return {}

@@ -22,7 +22,8 @@ from __future__ import annotations
 import os
 
 from plangate.contracts import bash_writes
-from plangate.contracts.templates import absolute, extract, fill, matches
+from plangate.contracts.entries import entered_by
+from plangate.contracts.templates import absolute, extract
 from plangate.journal.events import HumanTurn, ToolResult, ToolUse
 
 TYPE_CHECKING = False
@@ -114,7 +115,7 @@ class Session:
 
     def begin(self, contract: Contract) -> None:
         """A run of ``contract`` starts: what came before it (another workflow's run, human
-        turns, edits) is not this run's (:mod:`plangate.contracts.tracker` reads the same)."""
+        turns, edits) is not this run's (:mod:`plangate.contracts.tracking` relies on it)."""
         self.contract = contract
         self.values = {}
         self.entered = []
@@ -225,35 +226,18 @@ def _invoke(
 def _entered_by_call(
     session: Session, contracts: list[Contract], use: ToolUse, cwd: str, project: str
 ) -> None:
-    data = use.input or {}
-    for contract in contracts:
-        for phase in contract.phases:
-            hit = False
-            if use.name == "Read" and phase.reads:
-                path = data.get("file_path")
-                if isinstance(path, str):
-                    target = absolute(path, cwd)
-                    values = session.values if session.contract is contract else {}
-                    hit = any(
-                        matches(absolute(fill(p, values, contract.paths), project), target)
-                        for p in phase.reads
-                    )
-            elif use.name == "Agent" and phase.agents:
-                hit = data.get("subagent_type") in phase.agents
-            if hit:
-                if session.contract is not contract:
-                    session.begin(contract)
-                invocation = Invocation(
-                    use.order,
-                    use.timestamp,
-                    use.name,
-                    "",
-                    READ if use.name == "Read" else AGENT,
-                    contract,
-                    phase,
-                )
-                session.entered.append(invocation)
-                return
+    values = {session.contract.name: session.values} if session.contract is not None else {}
+    found = entered_by(contracts, use.name, use.input or {}, cwd, project, values)
+    if found is None:
+        return
+    contract, phase, bound = found
+    if session.contract is not contract:
+        session.begin(contract)
+    for name, value in bound.items():
+        session.values.setdefault(name, value)
+    via = READ if use.name == "Read" else AGENT
+    invocation = Invocation(use.order, use.timestamp, use.name, "", via, contract, phase)
+    session.entered.append(invocation)
 
 
 def project_of(path: str, project: str) -> bool:

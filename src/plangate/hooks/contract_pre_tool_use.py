@@ -1,5 +1,6 @@
-"""The workflow contracts' PreToolUse hook: ``Skill`` (a phase entry) and the writes
-(``Write``, ``Edit``, ``MultiEdit``, ``NotebookEdit``, a Bash command that plainly writes).
+"""The workflow contracts' PreToolUse hook: the phase entries (``Skill``, and a ``Read`` or
+``Agent`` call a phase's ``reads``/``agents`` name) and the writes (``Write``, ``Edit``,
+``MultiEdit``, ``NotebookEdit``, a Bash command that plainly writes).
 
 Most calls are answered at once with ``{}`` and load nothing but the standard library: a
 Bash command that writes no file, and any call in a folder where no contract applies (a
@@ -21,15 +22,17 @@ if TYPE_CHECKING:
     from plangate.hook_io.protocol import Output, Payload
 
 WRITE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
-TOOLS = ("Skill", "Bash") + WRITE_TOOLS
+ENTRY_TOOLS = ("Read", "Agent")  # registered with ``if`` conditions (hook_registry)
+TOOLS = ("Skill", "Bash") + WRITE_TOOLS + ENTRY_TOOLS
 DEADLINE_ENV = "PLANGATE_GUARD_DEADLINE_MS"
 DEFAULT_DEADLINE_MS = 10_000
 MAX_DEADLINE_MS = 20_000
 
 
 def paths_of(tool: str, tool_input: dict[str, object], cwd: str) -> list[str] | None:
-    """The files a write call names ([] for none); None for a Skill call."""
-    if tool == "Skill":
+    """The files a write call names ([] for none); None for a phase entry (Skill, Read,
+    Agent)."""
+    if tool == "Skill" or tool in ENTRY_TOOLS:
         return None
     if tool == "Bash":
         from plangate.contracts import bash_writes
@@ -81,7 +84,10 @@ def decide(payload: Payload) -> Output:
     from plangate.contracts import evaluate
 
     seconds = deadline_seconds(DEADLINE_ENV, DEFAULT_DEADLINE_MS, MAX_DEADLINE_MS)
-    output = within(seconds, lambda: evaluate.pre_tool_use(payload, paths))
+    if tool in ENTRY_TOOLS:
+        output = within(seconds, lambda: evaluate.call_entry(payload))
+    else:
+        output = within(seconds, lambda: evaluate.pre_tool_use(payload, paths))
     if output is None:
         detail = f"no decision within the guard's {seconds:g} s deadline"
         return evaluate.unverified("?", detail, None, "edit" if paths else "entry")

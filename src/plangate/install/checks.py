@@ -258,8 +258,13 @@ def check_state_root() -> Check:
 def check_switches(environ: Mapping[str, str], found: list[Registration]) -> Check:
     parts: list[str] = []
     problems: list[str] = []
-    events = {event for reg in found for event in reg.events}
-    for name in (hook_registry.CEO_REVIEW_GATE, hook_registry.AUTOPLAN_GATE):
+    modules = {module for reg in found for module in reg.modules}
+    wants = {
+        hook_registry.CEO_REVIEW_GATE: ("stop", "Stop"),
+        hook_registry.AUTOPLAN_GATE: ("stop", "Stop"),
+        hook_registry.WORKFLOW_CONTRACTS: ("prompt_expansion", "contract"),
+    }
+    for name, (module, what) in wants.items():
         try:
             value, source = config.gate_switch(name, environ)
         except PlangateError as error:
@@ -269,8 +274,8 @@ def check_switches(environ: Mapping[str, str], found: list[Registration]) -> Che
             config.SOURCE_CONFIG: f"from {display_path(config.config_path())}",
         }.get(source, "default")
         parts.append(f"{name} {'on' if value else 'off'} ({origin})")
-        if value and found and "Stop" not in events:
-            problems.append(f"{name} is on but no Stop hook is registered")
+        if value and found and module not in modules:
+            problems.append(f"{name} is on but no {what} hook is registered")
     if problems:
         plugin = any(r.is_plugin for r in found)
         return Check(
@@ -308,6 +313,33 @@ def check_filter(found: list[Registration]) -> Check:
     )
 
 
+def check_entries(found: list[Registration], cwd: str) -> Check:
+    """Whether the contracts' Read and Agent phase entries known here are registered (their
+    ``if`` conditions are derived when setup runs: a contract added later is not covered)."""
+    serving = [reg for reg in found if "UserPromptExpansion" in reg.events]
+    if not serving:
+        return Check("contracts", OK, "the workflow contract hooks are not registered")
+    from plangate.contracts import entries
+
+    known = entries.known(cwd)
+    registered = [condition for reg in serving for condition in reg.entry_conditions]
+    missing = entries.uncovered(known, registered)
+    if missing:
+        plugin = any(reg.is_plugin for reg in serving)
+        return Check(
+            "contracts",
+            WARN,
+            f"the Read and Agent phase entries of {', '.join(missing)} are not registered: "
+            "such a call enters its phase unchecked (the contract was added after setup)",
+            SETUP_AGAIN.format(plugin=" --plugin" if plugin else "")
+            + " (it registers the entries of the contracts known then)",
+        )
+    wanted = entries.conditions(known)
+    if not wanted:
+        return Check("contracts", OK, "no contract here enters a phase by a Read or Agent")
+    return Check("contracts", OK, "registered (`if`: " + ", ".join(wanted) + ")")
+
+
 def run_checks(environ: Mapping[str, str], cwd: str, skills_source: str) -> list[Check]:
     found = registrations(cwd)
     probe.cache_clear()  # one probe per interpreter in a run, none kept from an earlier one
@@ -315,6 +347,7 @@ def run_checks(environ: Mapping[str, str], cwd: str, skills_source: str) -> list
         check_registrations(found, skills_source),
         check_hooks(found),
         check_filter(found),
+        check_entries(found, cwd),
         check_parser(found),
         check_skills(found, skills_source),
         check_claude(),

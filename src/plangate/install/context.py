@@ -74,3 +74,11 @@ class InstallContext:
     def folder(self) -> str:
         """The working folder: the one given, else the process's (read when asked)."""
         return self.cwd or os.getcwd()
+
+
+def entry_conditions(ctx: InstallContext) -> tuple[str, ...]:
+    """The ``if`` conditions of the contracts' Read and Agent entries, from the contracts
+    known now for the working folder (library, user, project, beside the skills)."""
+    from plangate.contracts import entries
+
+    return entries.conditions(entries.known(ctx.folder()))

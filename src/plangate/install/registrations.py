@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+from collections.abc import Iterable
 from typing import Any
 
 from plangate import hook_registry
@@ -17,8 +18,11 @@ from plangate.install.plugin import install as plugin_install
 from plangate.locations import claude_config_dir
 from plangate.skill_names import plugin_dir
 
-#: The guard's matcher group: the one whose handlers carry the ``if`` conditions.
+#: The guard's matcher group (the contracts' Read and Agent entries share the matcher; the
+#: module a handler runs tells them apart).
 GUARD_MATCHER = next(spec.matcher for spec in hook_registry.HOOKS if spec.kind == "guard")
+GUARD_MODULE = "pre_tool_use"
+CONTRACT_MODULE = "contract_pre_tool_use"
 
 
 class Registration:
@@ -30,12 +34,18 @@ class Registration:
         events: list[str],
         commands: list[list[str]],
         guard_conditions: list[object] | None = None,
+        entry_conditions: list[object] | None = None,
+        modules: list[str] | None = None,
     ) -> None:
         self.where = where
         self.events = events
         self.commands = commands  # each hook command split as the shell splits it
         # the ``if`` of each of the guard's handlers (``None`` for a handler without one)
         self.guard_conditions = guard_conditions or []
+        # the ``if`` of each handler of the contracts' Read and Agent entries
+        self.entry_conditions = entry_conditions or []
+        # the hook modules its handlers run (``stop``, ``contract_stop``…), each once
+        self.modules = modules or []
 
     @property
     def is_plugin(self) -> bool:
@@ -74,15 +84,18 @@ def registrations(cwd: str) -> list[Registration]:
             for handler in group["hooks"]
             if hook_registry.is_plangate_handler(handler)
         ]
-        conditions = [
-            handler.get("if")
-            for _, group in groups.get("PreToolUse", [])
-            if group.get("matcher") == GUARD_MATCHER
-            for handler in group["hooks"]
-            if hook_registry.is_plangate_handler(handler)
-        ]
+        entries = [group for _, group in groups.get("PreToolUse", [])]
         if groups:
-            found.append(Registration(path, sorted(groups), commands, conditions))
+            found.append(
+                Registration(
+                    path,
+                    sorted(groups),
+                    commands,
+                    _conditions(entries, GUARD_MODULE),
+                    _conditions(entries, CONTRACT_MODULE),
+                    _modules(group for entries in groups.values() for _, group in entries),
+                )
+            )
     if plugin_install.registered(claude_dir):
         hooks: Any = read_json(os.path.join(plugin_dir(), *build.HOOKS_FILE.split("/")))
         events = (
@@ -96,16 +109,44 @@ def registrations(cwd: str) -> list[Registration]:
                 commands = build.launcher_commands(stream.read())
         except OSError:
             commands = []
-        found.append(Registration("plugin", events, commands, _plugin_conditions(hooks)))
+        events_of = hooks.get("hooks") if isinstance(hooks, dict) else None
+        pre = events_of.get("PreToolUse") if isinstance(events_of, dict) else None
+        entries = pre if isinstance(pre, list) else []
+        found.append(
+            Registration(
+                "plugin",
+                events,
+                commands,
+                _conditions(entries, GUARD_MODULE),
+                _conditions(entries, CONTRACT_MODULE),
+                _modules(
+                    group
+                    for listed in (events_of.values() if isinstance(events_of, dict) else ())
+                    if isinstance(listed, list)
+                    for group in listed
+                ),
+            )
+        )
     return found
 
 
-def _plugin_conditions(hooks: Any) -> list[object]:
-    """The ``if`` of each handler the plugin's ``hooks.json`` gives PreToolUse."""
-    events = hooks.get("hooks") if isinstance(hooks, dict) else None
-    groups = events.get("PreToolUse") if isinstance(events, dict) else None
-    if not isinstance(groups, list):
-        return []
+def _modules(groups: Iterable[Any]) -> list[str]:
+    """The hook modules the handlers of these matcher groups run, each once, in order."""
+    found: dict[str, None] = {}
+    for group in groups:
+        handlers = group.get("hooks") if isinstance(group, dict) else None
+        for handler in handlers if isinstance(handlers, list) else ():
+            if not isinstance(handler, dict):
+                continue
+            name = hook_registry.hook_module(handler.get("command"))
+            if name is not None:
+                found[name] = None
+    return list(found)
+
+
+def _conditions(groups: list[Any], module: str) -> list[object]:
+    """The ``if`` of each handler of the ``Read|Agent`` groups that runs hook ``module``
+    (a settings command or the plugin's launcher)."""
     return [
         handler.get("if")
         for group in groups
@@ -113,7 +154,7 @@ def _plugin_conditions(hooks: Any) -> list[object]:
         and group.get("matcher") == GUARD_MATCHER
         and isinstance(group.get("hooks"), list)
         for handler in group["hooks"]
-        if isinstance(handler, dict)
+        if isinstance(handler, dict) and hook_registry.hook_module(handler.get("command")) == module
     ]
 
 

@@ -32,7 +32,7 @@ from plangate import config, hook_registry
 from plangate.config import display_path
 from plangate.errors import ConfigError, UsageError
 from plangate.install import settings_file, skill_bundle, skills_folder
-from plangate.install.context import InstallContext
+from plangate.install.context import InstallContext, entry_conditions
 from plangate.install.place import refuse_temporary
 from plangate.install.plugin import install as plugin_install
 from plangate.install.plugin import setup_plugin
@@ -121,11 +121,13 @@ def install(ctx: InstallContext) -> None:
             skills_folder.check_ours_or_absent(os.path.join(skills_dir, name))
         stored, switches, sources = resolve_switches(ctx.flags, ctx.environ, ctx.err)
         contracts, _ = config.gate_switch(hook_registry.WORKFLOW_CONTRACTS, ctx.environ)
+        conditions = entry_conditions(ctx) if contracts else ()
         block = hook_registry.hook_settings(
             switches[hook_registry.CEO_REVIEW_GATE],
             switches[hook_registry.AUTOPLAN_GATE],
             ctx.python,
             workflow_contracts=contracts,
+            entry_conditions=conditions,
         )
         # computed now: a hooks entry of the wrong type refuses before any change
         new_data = settings_file.merge_hooks(current.data, block, path=settings_path)
@@ -143,8 +145,14 @@ def install(ctx: InstallContext) -> None:
         after = settings_file.plangate_groups(new_data)
         shown = display_path(settings_path)
         wanted = {**switches, hook_registry.WORKFLOW_CONTRACTS: contracts}
+        specs = hook_registry.wanted_hooks(
+            switches[hook_registry.CEO_REVIEW_GATE],
+            switches[hook_registry.AUTOPLAN_GATE],
+            contracts,
+            conditions,
+        )
         for event in block:
-            label = _label(event, wanted)
+            label = _label(event, wanted, specs)
             if event not in before:
                 print(f"registered {label} in {shown}", file=out)
             elif before[event] == after.get(event):
@@ -166,12 +174,16 @@ def _skills_lock(ctx: InstallContext, command: str) -> config.FileLock:
     )
 
 
-def _label(event: str, switches: Mapping[str, bool] | None) -> str:
+def _label(
+    event: str,
+    switches: Mapping[str, bool] | None,
+    registered: list[hook_registry.HookSpec] | None = None,
+) -> str:
     """``Stop gate (autoplan_gate)``; an event holding several registrations names each:
     ``PreToolUse guard (Read|Agent), contracts (Skill|…)``."""
     specs = [
         spec
-        for spec in hook_registry.HOOKS
+        for spec in (registered if registered is not None else hook_registry.HOOKS)
         if spec.event == event and switches is not None and spec.wanted(dict(switches))
     ]
     if not specs:

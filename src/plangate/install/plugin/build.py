@@ -44,9 +44,10 @@ def launcher_text(python: str) -> str:
         "# upgrading plangate, run `plangate setup --plugin` again; `plangate doctor` checks it.",
         'case "$1" in',
     ]
-    for spec in hook_registry.HOOKS:
-        command = hook_registry.hook_command(spec.module, python)
-        lines.append(f"  {hook_name(spec.module)}) exec {command} ;;")
+    modules = dict.fromkeys(spec.module for spec in hook_registry.HOOKS)  # each once, in order
+    for module in modules:
+        command = hook_registry.hook_command(module, python)
+        lines.append(f"  {hook_name(module)}) exec {command} ;;")
     lines += [
         "esac",
         "echo \"plangate-hook: no hook named '$1'; run plangate setup --plugin again\" >&2",
@@ -69,12 +70,19 @@ def launcher_commands(text: str) -> list[list[str]]:
     return found
 
 
-def hooks_json(switches: dict[str, bool]) -> dict[str, object]:
-    """``hooks/hooks.json`` for these gate switches: the same table as the settings hooks."""
+def hooks_json(
+    switches: dict[str, bool], entry_conditions: tuple[str, ...] = ()
+) -> dict[str, object]:
+    """``hooks/hooks.json`` for these gate switches: the same table as the settings hooks
+    (``entry_conditions``: the contracts' Read and Agent entries, as setup derived them)."""
     hooks: dict[str, object] = {}
-    for spec in hook_registry.HOOKS:
-        if not spec.wanted(switches):
-            continue
+    wanted = hook_registry.wanted_hooks(
+        switches.get(hook_registry.CEO_REVIEW_GATE, False),
+        switches.get(hook_registry.AUTOPLAN_GATE, False),
+        switches.get(hook_registry.WORKFLOW_CONTRACTS, False),
+        entry_conditions,
+    )
+    for spec in wanted:
         launch = f'"${{CLAUDE_PLUGIN_ROOT}}/{LAUNCHER}" {hook_name(spec.module)}'
         groups = hooks.setdefault(spec.event, [])
         assert isinstance(groups, list)
@@ -90,7 +98,11 @@ def _json(value: object) -> bytes:
 
 
 def plugin_files(
-    python: str, switches: dict[str, bool], skills_source: str, root: str | None = None
+    python: str,
+    switches: dict[str, bool],
+    skills_source: str,
+    root: str | None = None,
+    entry_conditions: tuple[str, ...] = (),
 ) -> dict[str, bytes]:
     """Every file of the marketplace folder at ``root`` (default: the state root's), by
     ``/``-separated relative path."""
@@ -105,7 +117,7 @@ def plugin_files(
     files[PLUGIN_MARKER] = marker
     files[f"{PLUGIN_NAME}/{PLUGIN_MARKER}"] = marker
     files[f"{PLUGIN_NAME}/{LAUNCHER}"] = launcher_text(python).encode("utf-8")
-    files[f"{PLUGIN_NAME}/{HOOKS_FILE}"] = _json(hooks_json(switches))
+    files[f"{PLUGIN_NAME}/{HOOKS_FILE}"] = _json(hooks_json(switches, entry_conditions))
     for name, source in skill_bundle.bundled(skills_source):
         target = os.path.join(plugin_folder, "skills", name)
         for relative, data in skill_bundle.expected(source, target, python).items():

@@ -103,7 +103,13 @@ def _run_claude(binary: str, command: list[str], environ: Mapping[str, str]) -> 
     raise ConfigError(f"`{shown}` exited with status {done.returncode}: {said}", remedy)
 
 
-def build_folder(python: str, switches: dict[str, bool], skills_source: str, out: TextIO) -> str:
+def build_folder(
+    python: str,
+    switches: dict[str, bool],
+    skills_source: str,
+    out: TextIO,
+    entry_conditions: tuple[str, ...] = (),
+) -> str:
     """Writes the marketplace folder (only when it changed); returns its path."""
     folder = marketplace_dir()
     if os.path.lexists(folder) and not skill_bundle.is_ours(folder):
@@ -111,7 +117,7 @@ def build_folder(python: str, switches: dict[str, bool], skills_source: str, out
             f"{display_path(folder)} exists and was not built by plangate",
             "move it away, then run plangate setup --plugin again",
         )
-    files = build.plugin_files(python, switches, skills_source, folder)
+    files = build.plugin_files(python, switches, skills_source, folder, entry_conditions)
     shown = display_path(folder)
     if skill_bundle.is_ours(folder) and skill_bundle.tree(folder) == files:
         print(f"unchanged plugin folder {shown}", file=out)
@@ -123,8 +129,8 @@ def build_folder(python: str, switches: dict[str, bool], skills_source: str, out
     return folder
 
 
-def _hook_list(switches: dict[str, bool]) -> str:
-    events = build.hooks_json(switches)["hooks"]
+def _hook_list(switches: dict[str, bool], entry_conditions: tuple[str, ...] = ()) -> str:
+    events = build.hooks_json(switches, entry_conditions)["hooks"]
     assert isinstance(events, dict)
     return ", ".join(events)
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import os
 
+from plangate import config, hook_registry
 from plangate.config import display_path
 from plangate.errors import ConfigError
-from plangate.install.context import InstallContext
+from plangate.install.context import InstallContext, entry_conditions
 from plangate.install.plugin import install as plugin_install
 from plangate.install.skills_folder import installed_skills
 from plangate.install.switches import resolve_switches, save_switches
@@ -37,5 +38,8 @@ def install_plugin(ctx: InstallContext) -> None:
         )
     stored, switches, sources = resolve_switches(ctx.flags, ctx.environ, ctx.err)
     save_switches(ctx.flags, switches, sources, stored.path, ctx.environ, ctx.out, ctx.err)
-    folder = plugin_install.build_folder(ctx.python, switches, ctx.skills_source, ctx.out)
+    contracts, _ = config.gate_switch(hook_registry.WORKFLOW_CONTRACTS, ctx.environ)
+    wanted = {**switches, hook_registry.WORKFLOW_CONTRACTS: contracts}
+    conditions = entry_conditions(ctx) if contracts else ()
+    folder = plugin_install.build_folder(ctx.python, wanted, ctx.skills_source, ctx.out, conditions)
     plugin_install.install(folder, os.environ, ctx.out)  # the CLI's own environment

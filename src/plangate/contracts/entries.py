@@ -1,0 +1,131 @@
+"""Phase entries by a Read or an Agent dispatch: which call enters which phase, and the
+``if`` conditions that start the contract hook for those calls only.
+
+A phase's ``reads`` (path templates) and ``agents`` (``subagent_type`` names) make a Read or
+an Agent call a phase entry. :func:`entered_by` says which phase a call enters (the fold
+counts it, the PreToolUse hook decides it). :func:`conditions` turns the contracts known
+when ``plangate setup`` runs into Claude Code ``if`` conditions (permission-rule syntax),
+one handler each, so that any other Read starts no process:
+
+* a read template becomes ``Read(<glob>)``: named paths expanded, every variable ``*``;
+  relative to the project it gets a leading ``**/`` (any folder the session starts in),
+  an absolute one ``//<path>``, a home one stays ``~/<path>``;
+* any ``agents`` at all make one ``Agent`` condition (Agent calls are rare; the guard
+  starts on each one already).
+
+The conditions only spare processes: every call they let through is judged in full here.
+A contract added after setup has its entries registered by the next ``plangate setup``
+(``plangate doctor`` names the workflows whose entries are not covered). Standard library
+only (hook path).
+"""
+
+from __future__ import annotations
+
+import os
+
+from plangate.contracts.templates import absolute, extract, fill, matches
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from plangate.contracts.model import Contract, Phase
+
+READ = "Read"
+AGENT = "Agent"
+ENTRY_TOOLS = (READ, AGENT)
+
+
+def entered_by(
+    contracts: Iterable[Contract],
+    tool: str,
+    tool_input: dict[str, object],
+    cwd: str,
+    project: str,
+    values: dict[str, dict[str, str]] | None = None,
+) -> tuple[Contract, Phase, dict[str, str]] | None:
+    """The first phase (of the first contract, in order) that this Read or Agent call
+    enters, with the variables its path gives; None for a call that enters none.
+    ``values`` holds each workflow's variables known so far (by contract name)."""
+    for contract in contracts:
+        known = (values or {}).get(contract.name, {})
+        for phase in contract.phases:
+            if tool == READ and phase.reads:
+                path = tool_input.get("file_path")
+                if not isinstance(path, str) or not path:
+                    continue
+                target = absolute(path, cwd)
+                for template in phase.reads:
+                    pattern = absolute(fill(template, known, contract.paths), project)
+                    if matches(pattern, target):
+                        found = _variables(contract, template, target, project)
+                        return contract, phase, {**found, **known}
+            elif tool == AGENT and tool_input.get("subagent_type") in phase.agents:
+                return contract, phase, dict(known)
+    return None
+
+
+def _variables(contract: Contract, template: str, path: str, project: str) -> dict[str, str]:
+    expanded = template
+    for name, named in contract.paths.items():
+        expanded = expanded.replace("{" + name + "}", named)
+    found = extract(expanded, path, project)
+    return {name: value for name, value in found.items() if name in contract.variables}
+
+
+def read_condition(template: str, contract: Contract) -> str:
+    """The ``if`` condition that lets through every Read a read template matches."""
+    pattern = fill(template, {}, contract.paths)
+    pattern = pattern.replace("{", "").replace("}", "")  # a stray brace: matched as text
+    if pattern.startswith("~" + os.sep) or pattern == "~":
+        return f"{READ}({pattern})"
+    if os.path.isabs(pattern):
+        return f"{READ}(/{os.path.normpath(pattern)})"
+    parts = [part for part in pattern.split("/") if part not in ("", ".")]
+    if not parts or ".." in parts:
+        return READ  # a template reaching out of the project: every Read
+    return f"{READ}(**/{'/'.join(parts)})"
+
+
+def conditions(contracts: Iterable[Contract]) -> tuple[str, ...]:
+    """The ``if`` conditions for these contracts' Read and Agent entries, sorted, each once
+    (none: no contract has such an entry, and no handler is registered)."""
+    found: set[str] = set()
+    for contract in contracts:
+        for phase in contract.phases:
+            found.update(read_condition(template, contract) for template in phase.reads)
+            if phase.agents:
+                found.add(AGENT)
+    if READ in found:
+        found = {c for c in found if not c.startswith(READ + "(")}
+    return tuple(sorted(found))
+
+
+def known(project: str, state_root: str | None = None) -> list[Contract]:
+    """Every contract that parses among those found for ``project`` (beside the skills, the
+    project's, the user's, the library's), whether it applies there yet or not: a library
+    contract whose skills are installed later is covered from the start."""
+    from plangate.contracts import compiled, discovery
+    from plangate.errors import ContractError
+
+    cache = compiled.Cache(state_root)
+    found: list[Contract] = []
+    for item in discovery.candidates(project, state_root):
+        try:
+            found.append(cache.load(item.path))
+        except ContractError:
+            continue  # `plangate contract list` and the hook name it (contract_invalid)
+    return found  # the cache is read, never written: setup changes no hook state
+
+
+def uncovered(contracts: Iterable[Contract], registered: Iterable[object]) -> list[str]:
+    """The workflows with a Read or Agent entry that no registered condition lets through."""
+    have = {str(condition) for condition in registered}
+    missing: list[str] = []
+    for contract in contracts:
+        wanted = conditions([contract])
+        if READ in have:
+            wanted = tuple(c for c in wanted if not c.startswith(READ + "("))
+        if any(condition not in have for condition in wanted) and contract.name not in missing:
+            missing.append(contract.name)
+    return missing

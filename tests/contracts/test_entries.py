@@ -1,0 +1,162 @@
+"""Phase entries by a Read or an Agent dispatch: decided by the contracts' PreToolUse hook
+(refused when too early, logged as a Skill entry is), and the ``if`` conditions setup
+derives for them from the contracts it knows."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from plangate.contracts import entries
+from plangate.contracts.loader import load_file
+from plangate.hooks.contract_pre_tool_use import decide
+from testkit.journals import use_id
+from tests.contracts.conftest import Project, project
+
+__all__ = ["project"]
+
+NOTES = """\
+[workflow]
+name = "notes"
+skills = ["notes"]
+variables = { topic = 1 }
+paths = { dir = "notes/{topic}" }
+
+[[phase]]
+name = "draft"
+entry = ["notes"]
+editable = ["{dir}/**"]
+
+[[phase.artifact]]
+path = "{dir}/draft.md"
+headings = ["Outline"]
+
+[[phase]]
+name = "review"
+reads = [".claude/skills/notes/phases/review.md", "{dir}/review-*.md"]
+agents = ["notes-reviewer"]
+editable = ["{dir}/review.md"]
+
+[[phase]]
+name = "publish"
+reads = ["~/notes-phases/publish.md", "/srv/notes/publish.md"]
+"""
+DRAFT = "# Draft\n\n## Outline\n- one\n"
+
+
+def notes_contract(project: Project) -> Path:
+    folder = project.dir / ".plangate" / "contracts"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "notes.toml"
+    path.write_text(NOTES)
+    phases = project.dir / ".claude" / "skills" / "notes" / "phases"
+    phases.mkdir(parents=True, exist_ok=True)
+    (phases / "review.md").write_text("# Review the draft\n")
+    return path
+
+
+def log_lines(project: Project) -> list[dict[str, Any]]:
+    path = project.state / "analytics" / "autoplan-guard.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def started(project: Project) -> None:
+    project.person("/notes greet")
+    project.skill("notes", "greet")
+
+
+def denied_code(output: object) -> str | None:
+    assert isinstance(output, dict)
+    if not output:
+        return None
+    specific = output["hookSpecificOutput"]
+    assert specific["permissionDecision"] == "deny"
+    reason = str(specific["permissionDecisionReason"])
+    return next(code for code in ("contract_artifact", "contract_phase_order") if code in reason)
+
+
+def test_the_conditions_of_each_kind_of_read_template(project: Project) -> None:
+    contract = load_file(str(notes_contract(project)))
+    assert entries.conditions([contract]) == (
+        "Agent",
+        "Read(**/.claude/skills/notes/phases/review.md)",
+        "Read(**/notes/*/review-*.md)",  # the named path expanded, the variable any name
+        "Read(//srv/notes/publish.md)",  # absolute: from the file system's root
+        "Read(~/notes-phases/publish.md)",
+    )
+    assert entries.conditions([]) == ()
+    assert entries.read_condition("../shared/phase.md", contract) == "Read"  # out of the project
+
+
+def test_a_read_that_enters_a_phase_too_early_is_refused_then_allowed(project: Project) -> None:
+    notes_contract(project)
+    started(project)
+    phase_file = project.dir / ".claude" / "skills" / "notes" / "phases" / "review.md"
+    read = project.payload("Read", {"file_path": str(phase_file)})
+    output = decide(read)
+    assert denied_code(output) == "contract_artifact"  # draft.md is not written yet
+    assert "notes/greet/draft.md" in json.dumps(output)
+    assert "plangate explain contract_artifact" in json.dumps(output)
+    (line,) = [entry for entry in log_lines(project) if entry.get("workflow") == "notes"]
+    assert (line["phase"], line["event"], line["code"]) == ("review", "entry", "contract_artifact")
+
+    project.write(project.dir / "notes" / "greet" / "draft.md", DRAFT)
+    read = project.payload("Read", {"file_path": str(phase_file)})
+    assert decide(read) == {}
+    assert log_lines(project)[-1]["code"] is None  # the allowed entry is logged too
+
+    # A Read no phase names is not decided (nor logged).
+    count = len(log_lines(project))
+    other = project.payload("Read", {"file_path": str(project.dir / "README.md")})
+    assert decide(other) == {}
+    assert len(log_lines(project)) == count
+
+
+def test_a_read_of_another_features_file_enters_nothing(project: Project) -> None:
+    notes_contract(project)
+    started(project)
+    project.write(project.dir / "notes" / "greet" / "draft.md", DRAFT)
+    own = project.payload("Read", {"file_path": str(project.dir / "notes/greet/review-a.md")})
+    assert decide(own) == {}  # enters review: the draft is there
+    other = project.payload("Read", {"file_path": str(project.dir / "notes/bye/review-a.md")})
+    count = len(log_lines(project))
+    assert decide(other) == {}  # the bound topic is greet: not this run's file
+    assert len(log_lines(project)) == count
+
+
+def test_an_agent_dispatch_that_enters_too_early_is_refused(project: Project) -> None:
+    notes_contract(project)
+    started(project)
+    agent = {"subagent_type": "notes-reviewer", "prompt": "Review it", "description": "review"}
+    assert denied_code(decide(project.payload("Agent", agent))) == "contract_artifact"
+    other = {"subagent_type": "general-purpose", "prompt": "x", "description": "y"}
+    assert decide(project.payload("Agent", other)) == {}
+
+
+def test_a_phase_entered_by_a_read_is_the_current_phase(project: Project) -> None:
+    notes_contract(project)
+    started(project)
+    project.write(project.dir / "notes" / "greet" / "draft.md", DRAFT)
+    phase_file = project.dir / ".claude" / "skills" / "notes" / "phases" / "review.md"
+    use = project.journal.tool_use("Read", {"file_path": str(phase_file)})
+    project.journal.read_result(use_id(use), str(phase_file), ["# Review the draft"])
+    write = project.payload(
+        "Write", {"file_path": str(project.dir / "notes/greet/draft.md"), "content": DRAFT}
+    )
+    output = decide(write)
+    assert "contract_edit_scope" in json.dumps(output)  # review may edit review.md only
+    assert log_lines(project)[-1]["phase"] == "review"
+
+
+def test_the_contracts_known_and_the_workflows_a_registration_misses(project: Project) -> None:
+    notes_contract(project)
+    known = entries.known(str(project.dir))
+    names = sorted(contract.name for contract in known)
+    assert names == ["cc-sdd", "notes"]  # the library's, whether it applies or not
+    wanted = entries.conditions(known)
+    assert entries.uncovered(known, wanted) == []
+    assert entries.uncovered(known, wanted[1:]) == ["notes"]
+    assert entries.uncovered(known, ["Read", "Agent"]) == []  # every Read starts the hook
