@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from plangate.contracts import entries
+from plangate.contracts.discovery import library_dir
 from plangate.contracts.loader import load_file
 from plangate.hooks.contract_pre_tool_use import decide
 from testkit.journals import use_id
@@ -155,7 +156,9 @@ def test_the_contracts_known_and_the_workflows_a_registration_misses(project: Pr
     notes_contract(project)
     known = entries.known(str(project.dir))
     names = sorted(contract.name for contract in known)
-    assert names == ["cc-sdd", "notes"]  # the library's, whether it applies or not
+    shipped = sorted(load_file(str(path)).name for path in Path(library_dir()).glob("*.toml"))
+    assert len(shipped) >= 2
+    assert names == sorted(["notes", *shipped])  # the library's, whether it applies or not
     wanted = entries.conditions(known)
     assert entries.uncovered(known, wanted) == []
     assert entries.uncovered(known, wanted[1:]) == ["notes"]
