@@ -44,7 +44,7 @@ def require_publication(
     if not packets:
         raise Refusal("close_required", layout.PHASE_NUMBERS[phase])
     packet = packets[-1]
-    data, bound = load_close_packet(packet, binding, phase)
+    data, bound = load_close_packet(packet, binding, phase, installation.world)
     checkpoint = state.checkpoints.get(phase)
     if checkpoint is not None and bound.get("checkpoint") != checkpoint:
         raise Refusal("close_stale", "the close packet belongs to an earlier checkpoint")
@@ -60,7 +60,7 @@ def require_publication(
     if any(not history.results_after(edit) for edit in edits):
         raise Refusal("mutation_pending")
     if current_mode:
-        active = read_active(binding)
+        active = read_active(binding, installation.world)
         if layout.implementation_sha256(active) != bound.get("implementationSha256"):
             changed = any(history.single_success(edit) for edit in edits)
             raise Refusal(
@@ -237,8 +237,7 @@ def _edits_active_plan(use: ToolUse, binding: Binding, installation: Installatio
 def read_in_full(use: ToolUse, path: str, history: History, installation: Installation) -> bool:
     """A phase-entry Read counts only when its result delivered the file's real lines."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(layout.MAX_ARTIFACT_BYTES + 1)
+        data = installation.world.read_file(path, layout.MAX_ARTIFACT_BYTES + 1)
     except OSError:
         return False
     return delivered_lines(use, path, file_lines(data), history, installation) is not None

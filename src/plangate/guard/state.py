@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 from plangate.autoplan import layout
+from plangate.guard.world import OS, World
 from plangate.journal.events import Event, ToolResult, ToolUse
 
 
 class Installation:
-    """What the hook knows about itself: its plangate executable and skill folders."""
+    """What the hook knows about itself: its plangate executable and skill folders, the
+    session's cwd, and the world it reads (:mod:`plangate.guard.world`)."""
 
-    __slots__ = ("plangate", "skill_dirs", "cwd")
+    __slots__ = ("plangate", "skill_dirs", "cwd", "world")
 
-    def __init__(self, plangate: str, skill_dirs: list[str], cwd: str) -> None:
+    def __init__(self, plangate: str, skill_dirs: list[str], cwd: str, world: World = OS) -> None:
         self.plangate = plangate
         self.skill_dirs = skill_dirs
         self.cwd = cwd
+        self.world = world
 
 
 def number(phase: str) -> float:
