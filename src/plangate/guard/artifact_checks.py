@@ -11,8 +11,8 @@ import os
 
 from plangate import jsonio
 from plangate.autoplan import layout
-from plangate.guard.outcome import Refusal
 from plangate.guard.reasons import INIT_FAILED_NOT_JSON
+from plangate.guard.state import Refusal
 from plangate.guard.world import World
 
 TYPE_CHECKING = False

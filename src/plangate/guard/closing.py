@@ -13,9 +13,8 @@ import os
 from plangate.autoplan import layout
 from plangate.guard import calls
 from plangate.guard.artifact_checks import Binding, load_close_packet, read_active
-from plangate.guard.outcome import Refusal
 from plangate.guard.publication import declares
-from plangate.guard.state import History, Installation, PhaseState
+from plangate.guard.state import History, Installation, PhaseState, Refusal
 from plangate.journal.events import AssistantText, Event, ToolResult, ToolUse
 
 PLAN_EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit"})

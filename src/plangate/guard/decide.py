@@ -1,6 +1,6 @@
 """The phase decision: may this phase-entry call run, given the session's folded chain?
 
-``decide`` receives the :class:`~plangate.guard.chain.Chain` of one read (the window's events
+``decide`` receives the :class:`~plangate.guard.observe.Chain` of one read (the window's events
 before the current call, and the fold's state before the window), the current call
 (journaled, or built from the hook payload when Claude Code has not written it yet), and what
 the hook knows about this installation. It returns normally to allow and raises
@@ -26,8 +26,7 @@ from plangate.guard.artifact_checks import (
 )
 from plangate.guard.invocation import Disarm, bind, disarmed
 from plangate.guard.literal_calls import literal_plangate_call
-from plangate.guard.outcome import Refusal
-from plangate.guard.state import History, Installation, PhaseState, number
+from plangate.guard.state import History, Installation, PhaseState, Refusal, number
 from plangate.journal.events import Event, ToolUse
 
 

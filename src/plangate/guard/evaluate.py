@@ -3,7 +3,7 @@
 Imported by the PreToolUse hook only once a call is known to enter a phase, so the cheap
 path (every other Read and Agent call) never loads it. Every read folds the live chain into
 the guard's state (:mod:`plangate.guard.fold`) and the decision judges the resulting
-:class:`~plangate.guard.chain.Chain`, once; only a deny reached on the payload path waits for
+:class:`~plangate.guard.observe.Chain`, once; only a deny reached on the payload path waits for
 Claude Code to journal the call, and is decided again on what it then wrote.
 """
 
@@ -13,12 +13,10 @@ import os
 import sys
 
 from plangate.guard import calls, reasons, world
-from plangate.guard.chain import Chain
 from plangate.guard.decide import decide
 from plangate.guard.fold import GuardTracker
-from plangate.guard.observe import JOURNAL, PAYLOAD, Observation, observe
-from plangate.guard.outcome import Refusal
-from plangate.guard.state import Installation
+from plangate.guard.observe import JOURNAL, PAYLOAD, Chain, Observation, observe
+from plangate.guard.state import Installation, Refusal
 from plangate.journal.events import Event, ToolResult, ToolUse
 from plangate.journal.owners import project_owners
 from plangate.journal.paths import is_owned_path

@@ -8,7 +8,7 @@ folds the owned records into that state, in causal order, one record at a time:
 - where the window begins: the positions of human turns, of plangate Bash calls (and their
   results) and of this installation's literal inits, with the plans each names and how its
   result looked (:func:`window_start`);
-- for every human turn that may begin a window, the :class:`~.disarm.Disarm` fold before it;
+- for every human turn that may begin a window, the :class:`~.invocation.Disarm` fold before it;
 - over every event: the call ids, the ids of results and notifications that name no call
   (yet), the messages whose calls have a result, the calls still without one, and whether a
   call id repeats (the id sets as :class:`~plangate.journal.joined.Joined` strings).
@@ -16,7 +16,7 @@ folds the owned records into that state, in causal order, one record at a time:
 There is one fold and one way to read it. A cold read is the fold from record 0 (the reader
 runs it as it reads, or :meth:`GuardTracker.select` does); an indexed read continues the
 state the journal index saved (:mod:`plangate.journal.window`). Either way the decision gets
-a :class:`~.chain.Chain`: the state's facts and the window's events, in full. Standard library
+a :class:`~.observe.Chain`: the state's facts and the window's events, in full. Standard library
 and plangate only (hook path).
 """
 
@@ -176,7 +176,7 @@ class GuardTracker(Tracker):
         """The reader's selection on a read that did not continue a saved window (a cold
         read, or a saved state that names no window): the same fold from record 0, unless
         the reader just made it of exactly these records. The records returned are reloaded
-        in full, and :meth:`chain` reads the window from them."""
+        in full, and :func:`~.observe.chain_of` reads the window from them."""
         state = self._reused(ordered)
         if state is None or self.window(state) is None:
             state = self._fold_from_start(ordered)
@@ -260,7 +260,7 @@ def window_start(turns: list[int], inits: list[list[Any]]) -> int:
     Going back from the last init, the run takes every init naming the same plans (a
     ``reused`` re-run keeps the earlier binding) and every init that did not visibly succeed
     (it binds nothing); it stops at a successful init of other plans, which rebinds. So the
-    init that binds (:func:`plangate.guard.binding.bind`) is always inside the window."""
+    init that binds (:func:`plangate.guard.invocation.bind`) is always inside the window."""
     earliest = -1
     if inits:
         earliest, plans = inits[-1][0], inits[-1][1]

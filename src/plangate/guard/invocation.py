@@ -15,8 +15,7 @@ from plangate.guard.literal_calls import (
     is_gate_render,
     looks_like_unbindable_init,
 )
-from plangate.guard.outcome import Refusal
-from plangate.guard.state import History, Installation
+from plangate.guard.state import History, Installation, Refusal
 from plangate.journal.events import Event, HumanTurn, ToolResult, ToolUse
 
 TYPE_CHECKING = False

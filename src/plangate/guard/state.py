@@ -1,4 +1,5 @@
-"""What the guard's checks share: the installation, the indexed history, the phase state."""
+"""What the guard's checks share: the installation, the indexed history, the phase state,
+and how a check ends (:class:`Refusal`)."""
 
 from __future__ import annotations
 
@@ -60,3 +61,20 @@ class PhaseState:
         self.entry_order = -1
         self.checkpoints: dict[str, str] = {}
         self.prepared: dict[str, str] = {}
+
+
+class Refusal(Exception):
+    """The guard denies (or, for unverified codes, lets through with a warning) with ``code``.
+
+    ``detail`` is a short fact for the message (never content the model wrote); ``keys``
+    carries key names for ``agent_key``.
+    """
+
+    def __init__(self, code: str, detail: str = "", keys: list[str] | None = None) -> None:
+        super().__init__(code)
+        self.code = code
+        self.detail = detail
+        self.keys = keys or []
+
+    def __repr__(self) -> str:
+        return f"Refusal({self.code!r}, {self.detail!r})"
