@@ -13,7 +13,6 @@ import os
 from plangate.autoplan import layout
 from plangate.guard import calls
 from plangate.guard.artifact_checks import Binding, load_close_packet, read_active
-from plangate.guard.publication import declares
 from plangate.guard.state import History, Installation, PhaseState, Refusal
 from plangate.journal.events import AssistantText, Event, ToolResult, ToolUse
 
@@ -66,6 +65,8 @@ def require_publication(
                 "close_edits" if changed else "close_stale",
                 "the plan's implementation changed after the close packet",
             )
+    from plangate.guard.publication import declares  # only once a close is complete
+
     reports = [
         event
         for event in events
