@@ -189,12 +189,16 @@ class GuardTracker(Tracker):
     def _fold_from_start(self, ordered: list[Record]) -> dict[str, Any]:
         from plangate.journal.reload import reloader  # a record too large for the index
 
-        descriptor = -1
         try:
             descriptor = self.installation.world.open_journal(self.journal)
-            state, _ = self.folded(self.start(), 0, ordered, reloader(descriptor, {}))
-        finally:
-            if descriptor >= 0:
+        except OSError:
+            # Gone since the reader opened it (a deleted session): the light events, where
+            # only a Bash call of over 4 KiB before the window is folded without its input.
+            state, _ = self.folded(self.start(), 0, ordered, lambda record: record.events)
+        else:
+            try:
+                state, _ = self.folded(self.start(), 0, ordered, reloader(descriptor, {}))
+            finally:
                 os.close(descriptor)
         assert state is not None
         return state
