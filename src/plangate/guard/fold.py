@@ -234,8 +234,17 @@ def mark(events: Sequence[Event], bash: Ordered) -> tuple[bool, bool, bool]:
 
 
 def plans_of(arguments: list[str]) -> list[str]:
-    """The (active plan, restore point) an init names, as the binding compares them."""
-    return [canonical_path(arguments[1]), canonical_path(arguments[2])]
+    """The (active plan, restore point) an init names, as written (:func:`same_plans`
+    compares them as the binding does)."""
+    return [arguments[1], arguments[2]]
+
+
+def same_plans(first: list[str], second: list[str]) -> bool:
+    """Whether two inits name the same plans once canonical (only asked when they are
+    spelled differently: it resolves links)."""
+    if first == second:
+        return True
+    return [canonical_path(path) for path in first] == [canonical_path(path) for path in second]
 
 
 class Ordered:
@@ -269,7 +278,7 @@ def window_start(turns: list[int], inits: list[list[Any]]) -> int:
     if inits:
         earliest, plans = inits[-1][0], inits[-1][1]
         for at, other, _, status in reversed(inits[:-1]):
-            if other != plans and status == OK:
+            if status == OK and not same_plans(other, plans):
                 break
             earliest = at
     start = 0
