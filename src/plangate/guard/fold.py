@@ -27,7 +27,7 @@ import os
 from plangate import __version__
 from plangate.autoplan.layout import canonical_path
 from plangate.guard.invocation import Disarm
-from plangate.guard.literal_calls import init_arguments, kept_in_full
+from plangate.guard.literal_calls import kept_in_full
 from plangate.guard.state import Installation
 from plangate.journal.events import Event, TaskNotification, ToolResult, ToolUse
 from plangate.journal.joined import Joined
@@ -105,7 +105,6 @@ class GuardTracker(Tracker):
         repeated: bool = state["repeated"]
         waiting: dict[str, list[Any]] = {entry[2]: entry for entry in inits}
         storable = True
-        plangate = self.installation.plangate
         for offset, record in enumerate(records):
             at = position + offset
             events = record.events
@@ -116,13 +115,12 @@ class GuardTracker(Tracker):
                 turns.append(at)
                 snapshots[at] = disarm.dump()
             for event in reload(record) if full else events:
-                disarm.step(event, self.installation)
-                if isinstance(event, ToolUse) and event.name == "Bash" and event.input:
-                    arguments = init_arguments(event.input.get("command"), plangate)
-                    if arguments is not None:
-                        entry = [at, plans_of(arguments), event.tool_use_id, WAITING]
-                        inits.append(entry)
-                        waiting[event.tool_use_id] = entry
+                arguments = disarm.step(event, self.installation)
+                if arguments is not None:
+                    assert isinstance(event, ToolUse)  # an init's call
+                    entry = [at, plans_of(arguments), event.tool_use_id, WAITING]
+                    inits.append(entry)
+                    waiting[event.tool_use_id] = entry
             for event in events:
                 if isinstance(event, ToolUse):
                     use, message = event.tool_use_id, event.message_id

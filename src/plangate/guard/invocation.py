@@ -11,7 +11,6 @@ from plangate import skill_names
 from plangate.autoplan import layout
 from plangate.guard.artifact_checks import Binding, init_result, verify_binding
 from plangate.guard.literal_calls import (
-    init_arguments,
     is_gate_render,
     looks_like_unbindable_init,
 )
@@ -65,15 +64,18 @@ class Disarm:
         self.outside = False
         self.init_after = False
 
-    def step(self, event: Event, installation: Installation) -> None:
+    def step(self, event: Event, installation: Installation) -> list[str] | None:
+        """Fold ``event`` in; the init's three paths when it is a literal init."""
         if isinstance(event, ToolUse):
             if event.name != "Bash" or not event.input:
-                return
+                return None
             command = event.input.get("command")
-            if init_arguments(command, installation.plangate) is not None:
+            arguments = installation.init_arguments(command)
+            if arguments is not None:
                 self.outside = False
                 self.init_after = True
-            elif is_gate_render(command, installation.plangate):
+                return arguments
+            if is_gate_render(command, installation.plangate):
                 self.gates.add(event.tool_use_id)
         elif isinstance(event, ToolResult):
             if event.tool_use_id in self.gates:
@@ -84,6 +86,7 @@ class Disarm:
             self.has_latest = True
             self.latest_command = event.command
             self.init_after = False
+        return None
 
     def dump(self) -> tuple[object, ...]:
         return (
@@ -106,7 +109,7 @@ class Disarm:
 def _init_call(use: ToolUse, installation: Installation) -> list[str] | None:
     if use.name != "Bash" or not use.input:
         return None
-    return init_arguments(use.input.get("command"), installation.plangate)
+    return installation.init_arguments(use.input.get("command"))
 
 
 def bind(history: History, installation: Installation) -> Binding:

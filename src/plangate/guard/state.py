@@ -4,6 +4,7 @@ and how a check ends (:class:`Refusal`)."""
 from __future__ import annotations
 
 from plangate.autoplan import layout
+from plangate.guard.literal_calls import init_arguments
 from plangate.guard.world import OS, World
 from plangate.journal.events import Event, ToolResult, ToolUse
 
@@ -12,13 +13,24 @@ class Installation:
     """What the hook knows about itself: its plangate executable and skill folders, the
     session's cwd, and the world it reads (:mod:`plangate.guard.world`)."""
 
-    __slots__ = ("plangate", "skill_dirs", "cwd", "world")
+    __slots__ = ("plangate", "skill_dirs", "cwd", "world", "_inits")
 
     def __init__(self, plangate: str, skill_dirs: list[str], cwd: str, world: World = OS) -> None:
         self.plangate = plangate
         self.skill_dirs = skill_dirs
         self.cwd = cwd
         self.world = world
+        self._inits: dict[str, list[str] | None] = {}
+
+    def init_arguments(self, command: object) -> list[str] | None:
+        """:func:`~plangate.guard.literal_calls.init_arguments` for this installation's
+        plangate, worked out once per command in a decision (the fold, the disarm fold and
+        the binding all ask; each answer resolves two paths)."""
+        if not isinstance(command, str):
+            return None
+        if command not in self._inits:
+            self._inits[command] = init_arguments(command, self.plangate)
+        return self._inits[command]
 
 
 def number(phase: str) -> float:
