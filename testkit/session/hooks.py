@@ -146,6 +146,39 @@ class HookOutcome:
         )
 
 
+class HookRun:
+    """One run of a hook command: what it is given, and (:meth:`finished`) what it gave."""
+
+    def __init__(
+        self,
+        command: str,
+        data: bytes,
+        env: dict[str, str],
+        during: Callable[[], None] | None,
+        timeout: float,
+        *,
+        registered: bool,
+    ) -> None:
+        self.command = command
+        self.data = data
+        self.env = env
+        self.during = during
+        self.timeout = timeout
+        self.registered = registered  # the command settings.json registers for the tool
+        self.stdout = b""
+        self.stderr = b""
+        self.returncode = -1
+        self.elapsed = 0.0
+
+    def finished(self, stdout: bytes, stderr: bytes, returncode: int, elapsed: float) -> None:
+        self.stdout, self.stderr, self.returncode, self.elapsed = (
+            stdout,
+            stderr,
+            returncode,
+            elapsed,
+        )
+
+
 class HookRunner(SessionParts):
     """Runs the real hook for a call, and writes what Claude Code writes for its answer."""
 
@@ -229,42 +262,22 @@ class HookRunner(SessionParts):
         sent = self.payload(call, tool_input=tool_input, drop=drop, **dict(payload or {}))
         data = raw if raw is not None else json.dumps(sent).encode("utf-8")
         before = len(self.decisions())
-        started = time.monotonic()
         hook_command = command if command is not None else self.hook_command(call.name)
-        process = subprocess.Popen(
-            ["bash", "-c", hook_command],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=self.cwd,
-            env=self.environ(env),
+        ran = self.run_hook(
+            HookRun(
+                hook_command, data, self.environ(env), during, timeout, registered=command is None
+            )
         )
-        assert process.stdin is not None
-        try:
-            process.stdin.write(data)
-            process.stdin.close()
-        except BrokenPipeError:
-            pass
-        process.stdin = None  # written and closed: communicate() only reads
-        if during is not None:
-            during()
-        try:
-            stdout, stderr = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate()
-            raise
-        elapsed = time.monotonic() - started
-        text = stdout.decode("utf-8", errors="replace")
+        text = ran.stdout.decode("utf-8", errors="replace")
         lines = [line for line in text.splitlines() if line.strip()]
         output = json.loads(lines[-1]) if lines else {}
         outcome = HookOutcome(
             output if isinstance(output, dict) else {},
             self.decisions()[before:],
-            elapsed,
-            process.returncode,
+            ran.elapsed,
+            ran.returncode,
             text,
-            stderr.decode("utf-8", errors="replace"),
+            ran.stderr.decode("utf-8", errors="replace"),
             sent,
         )
         call.hook_outcome = outcome
@@ -281,11 +294,42 @@ class HookRunner(SessionParts):
                 content="",
                 stdout=text,
                 stderr="",
-                exitCode=process.returncode,
+                exitCode=ran.returncode,
                 command=hook_command,
-                durationMs=int(elapsed * 1000),
+                durationMs=int(ran.elapsed * 1000),
             )
         return outcome
+
+    def run_hook(self, run: HookRun) -> HookRun:
+        """Run ``run.command`` as Claude Code does: ``bash -c``, the payload on stdin, in the
+        session's cwd and ``run.env``; ``run.during`` runs while it runs. The seam a test
+        replaces to decide in-process (``tests/guard/scenarios/conftest.py``)."""
+        started = time.monotonic()
+        process = subprocess.Popen(
+            ["bash", "-c", run.command],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=self.cwd,
+            env=run.env,
+        )
+        assert process.stdin is not None
+        try:
+            process.stdin.write(run.data)
+            process.stdin.close()
+        except BrokenPipeError:
+            pass
+        process.stdin = None  # written and closed: communicate() only reads
+        if run.during is not None:
+            run.during()
+        try:
+            stdout, stderr = process.communicate(timeout=run.timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
+            raise
+        run.finished(stdout, stderr, process.returncode, time.monotonic() - started)
+        return run
 
     def write_denial(self, call: Call, reason: str) -> Record:
         """The result Claude Code writes for a call its PreToolUse hook denied."""

@@ -6,9 +6,8 @@ conditions) in a first turn. With the pre-index's threshold lowered to this smal
 that hook run starts the detached pre-index; once it has ended, the session is resumed
 with /autoplan, whose first phase entry (the CEO driver Read after init) finds the index it
 saved: its read goes on from it and appends a delta to the same file. Switched off, the same
-entry is a cold read, which writes the index's first snapshot. Both sessions' decisions are
-the same (each windowed decision also checked against the full one, as the guard scenarios
-do).
+entry is a cold read (the guard's fold from record 0), which writes the index's first
+snapshot. Both sessions' decisions are the same.
 """
 
 from __future__ import annotations
@@ -21,7 +20,6 @@ from pathlib import Path
 import pytest
 
 from plangate.guard import preindex
-from plangate.guard.evaluate import FOLD_CHECK_ENV
 from plangate.harness.autoplan import AutoplanProject, Player, decisions
 from plangate.harness.claude import ClaudeEnv
 from plangate.harness.standin import StandIn, tool_use
@@ -52,7 +50,7 @@ def autoplan(make_env: MakeEnv) -> Iterator[Callable[[Player], AutoplanProject]]
         model.__exit__(None, None, None)
 
 
-def _session(make: Callable[[Player], AutoplanProject], on: bool, trace: Path) -> None:
+def _session(make: Callable[[Player], AutoplanProject], on: bool) -> None:
     """A turn that asks a subagent about the notes, then, resumed, /autoplan's init and its
     first phase entry."""
     player = Player([])
@@ -60,7 +58,6 @@ def _session(make: Callable[[Player], AutoplanProject], on: bool, trace: Path) -
     env = {
         INDEX_MIN_BYTES_ENV: "0",
         preindex.MIN_BYTES_ENV: "0",
-        FOLD_CHECK_ENV: str(trace),
         preindex.ENV: "1" if on else "0",
     }
     # A first turn, so that the journal exists when the Agent's hook runs (Claude Code may
@@ -149,4 +146,4 @@ def _saved(project: AutoplanProject, journal: Path) -> tuple[int, int] | None:
 def test_a_non_phase_call_readies_the_index_for_the_first_phase_entry(
     autoplan: Callable[[Player], AutoplanProject], tmp_path: Path, on: bool
 ) -> None:
-    _session(autoplan, on, tmp_path / "fold-check.log")
+    _session(autoplan, on)

@@ -11,7 +11,7 @@ import pytest
 
 from plangate.guard import reasons
 from plangate.guard.evaluate import check_identities
-from plangate.guard.outcome import Refusal
+from plangate.guard.state import Refusal
 from plangate.journal.events import Event, ToolUse
 
 STAMP = "2026-11-29T20:00:00.000Z"

@@ -1,25 +1,25 @@
-"""The guard's history fold on real journals: windowed decisions equal full ones as they grow.
+"""The guard's fold on real journals: the fold continued from the index equals the fold from
+record 0, as a journal grows.
 
 Each main-session journal of the public corpus is copied into the hook layout a slice at a
 time; after every slice the guard decides a phase-entry Read (``evaluate``, as the hook
-does) with ``PLANGATE_GUARD_FOLD_CHECK`` set, so every windowed decision is also made in full
-and a difference raises. The guard scenarios (``tests/guard/scenarios``) run the same check
-on every /autoplan flow.
+does) twice: going on from the journal index the previous slice's decision saved, and cold
+(the index off, the fold from record 0). The two must agree, code and detail.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-import os
 from pathlib import Path
 
 import pytest
 
 from plangate.guard import calls
 from plangate.guard import evaluate as evaluate_module
-from plangate.guard.evaluate import FOLD_CHECK_ENV, evaluate
+from plangate.guard.evaluate import evaluate
 from plangate.guard.observe import observe
+from plangate.journal.reader import INDEX_MIN_BYTES_ENV
 from testkit.envelope import journal_path
 from tests import corpus
 
@@ -42,17 +42,16 @@ def cut_points(lines: list[bytes]) -> list[int]:
 
 
 @pytest.mark.parametrize("path", MAIN_2X, ids=rel)
-def test_windowed_decisions_equal_full_ones_as_a_real_journal_grows(
+def test_indexed_decisions_equal_cold_ones_as_a_real_journal_grows(
     path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = root_record(path)
     cwd, session = str(root["cwd"]), str(root["sessionId"])
     config = tmp_path / "config"
     target = journal_path(config, cwd, session)
-    trace = tmp_path / "fold-check.log"
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", cwd)
-    monkeypatch.setenv(FOLD_CHECK_ENV, str(trace))
+    monkeypatch.setenv("PLANGATE_STATE_ROOT", str(tmp_path / "state"))
     # A slice that ends with a call waiting for its result would make the guard wait for
     # the journal to catch up; here nothing will, so it looks once.
     monkeypatch.setattr(evaluate_module, "observe", functools.partial(observe, deadline=0.0))
@@ -75,8 +74,10 @@ def test_windowed_decisions_equal_full_ones_as_a_real_journal_grows(
             "transcript_path": str(target),
             "cwd": cwd,
         }
-        codes.append(evaluate(json.loads(json.dumps(payload)), call).code)  # raises on a difference
-    checked = trace.read_text(encoding="utf-8").splitlines() if trace.exists() else []
+        monkeypatch.setenv(INDEX_MIN_BYTES_ENV, "0")
+        indexed = evaluate(json.loads(json.dumps(payload)), call)
+        monkeypatch.setenv(INDEX_MIN_BYTES_ENV, str(1 << 40))
+        cold = evaluate(json.loads(json.dumps(payload)), call)
+        assert (indexed.code, indexed.detail) == (cold.code, cold.detail), (number, rel(path))
+        codes.append(indexed.code)
     assert codes and all(code is not None for code in codes)  # no /autoplan: never an allow
-    if os.path.getsize(target) and len(codes) > 2:
-        assert checked, f"no decision on {rel(path)} was windowed: {codes}"

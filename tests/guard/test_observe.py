@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from plangate.guard.fold import invocation_window
+from plangate.guard.fold import GuardTracker
 from plangate.guard.observe import (
     DEADLINE_SECONDS,
     JOURNAL,
@@ -20,20 +20,22 @@ from plangate.guard.observe import (
     Observation,
     observe,
 )
+from plangate.guard.state import Installation
+from plangate.guard.world import World
 from plangate.journal.owners import project_owners
 from testkit.session import Call, SimulatedSession
 from tests.guard.scenarios import conftest as scenes
 from tests.guard.scenarios.conftest import Flow
 
 shared_home = scenes.shared_home
-fold_trace = scenes.fold_trace
 make_session = scenes.make_session
 session = scenes.session
 flow = scenes.flow
 
 
-class FakeClock:
-    """Virtual seconds that pass only when the loop sleeps; ``at`` runs once at a time."""
+class FakeClock(World):
+    """The real files, and virtual seconds that pass only when the loop sleeps; ``at`` runs
+    once at a time."""
 
     def __init__(self, at: float = -1.0, then: Callable[[], object] | None = None) -> None:
         self.now = 0.0
@@ -58,9 +60,8 @@ def _observe(session: SimulatedSession, journal: str, call: Call, fake: FakeCloc
         tool_use_id=call.id,
         owners=project_owners(session.project_dir),
         config_dir=session.config_dir,
-        select=invocation_window,
-        clock=fake.clock,
-        sleep=fake.sleep,
+        tracker=GuardTracker(Installation(session.plangate, [], session.cwd), journal),
+        world=fake,
     )
 
 

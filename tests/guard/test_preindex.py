@@ -5,8 +5,7 @@ read, and nothing it does changes an answer.
 
 Real sessions (:class:`testkit.session.SimulatedSession`), the real hook command as a
 subprocess, the real detached child. Whether a phase entry went on from the index is told by
-what it leaves, never by timing: its windowed decision is noted in the fold-check trace (a
-cold read has no window), and it appends a delta to the index file the pre-index wrote (a
+what it leaves, never by timing: it appends a delta to the index file the pre-index wrote (a
 cold read writes a new snapshot under a new inode).
 """
 
@@ -29,9 +28,8 @@ from tests.guard.scenarios.conftest import Flow, assert_allowed
 from tests.hooks.test_imports import HEAVY_STDLIB
 
 # The guard scenarios' fixtures: sessions in a shared installed HOME whose hooks use the
-# journal index for every journal and check each windowed decision against the full one.
+# journal index for every journal.
 shared_home = scenes.shared_home
-fold_trace = scenes.fold_trace
 make_session = scenes.make_session
 session = scenes.session
 flow = scenes.flow
@@ -87,14 +85,8 @@ def _saved(session: SimulatedSession) -> tuple[int, int, int]:
     return inode, found.frames, found.boundary
 
 
-def _windowed(trace: Path) -> list[str]:
-    if not trace.exists():
-        return []
-    return [line for line in trace.read_text().splitlines() if line.startswith("windowed")]
-
-
 def test_a_non_phase_call_makes_the_first_phase_entry_go_on_from_the_index(
-    flow: Flow, session: SimulatedSession, fold_trace: Path
+    flow: Flow, session: SimulatedSession
 ) -> None:
     _long_session(session, flow)
     assert not os.path.exists(journal_index.index_file(_index_dir(session), session.session_id))
@@ -107,21 +99,17 @@ def test_a_non_phase_call_makes_the_first_phase_entry_go_on_from_the_index(
     assert size < marked <= covered
     outcome = flow.attempt(flow.driver_read("design"))
     assert_allowed(outcome, path="journal")
-    assert _windowed(fold_trace) == ["windowed journal None"]
     after = _saved(session)
     assert after[0] == inode and after[1] == frames + 1, "the entry re-read the journal in full"
 
 
-def test_switched_off_the_first_phase_entry_is_cold(
-    flow: Flow, session: SimulatedSession, fold_trace: Path
-) -> None:
+def test_switched_off_the_first_phase_entry_is_cold(flow: Flow, session: SimulatedSession) -> None:
     _long_session(session, flow)
     _non_phase(session, **{preindex.ENV: "0"})
     time.sleep(0.3)  # time for a child, if one had been started, to begin writing
     assert not os.path.exists(_index_dir(session))
     outcome = flow.attempt(flow.driver_read("design"))
     assert_allowed(outcome, path="journal")
-    assert _windowed(fold_trace) == []  # a full read: no window
     assert _saved(session)[1] == 1  # the snapshot that read wrote
 
 

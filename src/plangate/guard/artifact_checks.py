@@ -11,8 +11,9 @@ import os
 
 from plangate import jsonio
 from plangate.autoplan import layout
-from plangate.guard.outcome import Refusal
 from plangate.guard.reasons import INIT_FAILED_NOT_JSON
+from plangate.guard.state import Refusal
+from plangate.guard.world import World
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ def init_result(text: str, arguments: list[str]) -> dict[str, Any]:
     return value
 
 
-def verify_binding(binding: Binding) -> None:
+def verify_binding(binding: Binding, world: World) -> None:
     """The restore point holds the original bytes; the active plan carries its header."""
     if binding.active == binding.restore:
         raise Refusal("init_mismatch", "the active plan is the restore point")
@@ -85,27 +86,27 @@ def verify_binding(binding: Binding) -> None:
     ):
         raise Refusal("init_mismatch", "the restore point is outside .plangate/tmp/autoplan")
     try:
-        layout.read_verified(binding.restore, binding.sha256, binding.size)
+        world.read_verified(binding.restore, binding.sha256, binding.size)
     except layout.ArtifactError as error:
         raise Refusal("init_mismatch", f"restore point {error.cause}") from None
     try:
-        with open(binding.active, "rb") as handle:
-            head = handle.read(64 * 1024)
+        head = world.read_file(binding.active, 64 * 1024)
     except OSError:
         raise Refusal("init_mismatch", "the active plan cannot be read") from None
     if not layout.has_restore_header(head, binding.restore):
         raise Refusal("init_mismatch", "the active plan lost its restore-point header")
 
 
-def read_active(binding: Binding) -> bytes:
+def read_active(binding: Binding, world: World) -> bytes:
     try:
-        with open(binding.active, "rb") as handle:
-            return handle.read()
+        return world.read_file(binding.active, -1)
     except OSError:
         raise Refusal("close_stale", "the active plan cannot be read") from None
 
 
-def load_manifest(manifest_path: str, binding: Binding, code: str = "snapshot") -> dict[str, Any]:
+def load_manifest(
+    manifest_path: str, binding: Binding, world: World, code: str = "snapshot"
+) -> dict[str, Any]:
     """A checkpoint manifest of this invocation, with its files verified."""
     folder = os.path.dirname(manifest_path)
     if os.path.dirname(folder) != binding.artifact_dir:
@@ -114,7 +115,7 @@ def load_manifest(manifest_path: str, binding: Binding, code: str = "snapshot") 
     if parsed is None or parsed[1] != "checkpoint":
         raise Refusal(code, "not a checkpoint folder")
     try:
-        manifest = jsonio.loads(layout.immutable_read(manifest_path).decode("utf-8"))
+        manifest = jsonio.loads(world.read_artifact(manifest_path).decode("utf-8"))
     except layout.ArtifactError as error:
         raise Refusal(code, f"manifest {error.cause}") from None
     except (UnicodeDecodeError, jsonio.JSONError):
@@ -136,7 +137,7 @@ def load_manifest(manifest_path: str, binding: Binding, code: str = "snapshot") 
         if not isinstance(entry, dict) or entry.get("path") != os.path.join(folder, name):
             raise Refusal(code, f"the manifest does not name its {name}")
         try:
-            layout.read_verified(
+            world.read_verified(
                 entry["path"], str(entry.get("sha256")), int(entry.get("bytes", -1))
             )
         except layout.ArtifactError as error:
@@ -163,12 +164,14 @@ def dispatch_target(prompt: str) -> str | None:
     return None
 
 
-def load_close_packet(path: str, binding: Binding, phase: str) -> tuple[bytes, dict[str, Any]]:
+def load_close_packet(
+    path: str, binding: Binding, phase: str, world: World
+) -> tuple[bytes, dict[str, Any]]:
     """The close packet's bytes and binding, or ``close_stale``."""
     if os.path.dirname(os.path.dirname(path)) != binding.artifact_dir:
         raise Refusal("close_stale", "the close packet is not in this invocation's folder")
     try:
-        data = layout.immutable_read(path)
+        data = world.read_artifact(path)
     except layout.ArtifactError as error:
         raise Refusal("close_stale", f"close packet {error.cause}") from None
     bound = layout.close_binding(data)

@@ -13,9 +13,7 @@ import os
 from plangate.autoplan import layout
 from plangate.guard import calls
 from plangate.guard.artifact_checks import Binding, load_close_packet, read_active
-from plangate.guard.outcome import Refusal
-from plangate.guard.publication import declares
-from plangate.guard.state import History, Installation, PhaseState
+from plangate.guard.state import History, Installation, PhaseState, Refusal
 from plangate.journal.events import AssistantText, Event, ToolResult, ToolUse
 
 PLAN_EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit"})
@@ -44,7 +42,7 @@ def require_publication(
     if not packets:
         raise Refusal("close_required", layout.PHASE_NUMBERS[phase])
     packet = packets[-1]
-    data, bound = load_close_packet(packet, binding, phase)
+    data, bound = load_close_packet(packet, binding, phase, installation.world)
     checkpoint = state.checkpoints.get(phase)
     if checkpoint is not None and bound.get("checkpoint") != checkpoint:
         raise Refusal("close_stale", "the close packet belongs to an earlier checkpoint")
@@ -60,13 +58,15 @@ def require_publication(
     if any(not history.results_after(edit) for edit in edits):
         raise Refusal("mutation_pending")
     if current_mode:
-        active = read_active(binding)
+        active = read_active(binding, installation.world)
         if layout.implementation_sha256(active) != bound.get("implementationSha256"):
             changed = any(history.single_success(edit) for edit in edits)
             raise Refusal(
                 "close_edits" if changed else "close_stale",
                 "the plan's implementation changed after the close packet",
             )
+    from plangate.guard.publication import declares  # only once a close is complete
+
     reports = [
         event
         for event in events
@@ -237,8 +237,7 @@ def _edits_active_plan(use: ToolUse, binding: Binding, installation: Installatio
 def read_in_full(use: ToolUse, path: str, history: History, installation: Installation) -> bool:
     """A phase-entry Read counts only when its result delivered the file's real lines."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(layout.MAX_ARTIFACT_BYTES + 1)
+        data = installation.world.read_file(path, layout.MAX_ARTIFACT_BYTES + 1)
     except OSError:
         return False
     return delivered_lines(use, path, file_lines(data), history, installation) is not None

@@ -14,20 +14,26 @@ on its own. Standard library and plangate only (hook path).
 
 from __future__ import annotations
 
+import os
+
 from plangate import jsonio
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from plangate.guard.world import World
 
 DETAIL = "compaction_unreachable"
 _BOUNDARY = b'"compact_boundary"'
 
 
-def loops_only_through_a_boundary(path: str) -> bool:
+def loops_only_through_a_boundary(path: str, world: World) -> bool:
     """Every loop of the journal's links passes through a compact boundary's logical-parent
     link: with ``parentUuid`` links alone the file has no loop, and with the boundaries'
     ``logicalParentUuid`` links it has one."""
     parents: dict[str, str] = {}
     logical: dict[str, str] = {}
     try:
-        with open(path, "rb") as handle:
+        with os.fdopen(world.open_journal(path), "rb") as handle:
             for line in handle:
                 _link(line, parents, logical)
     except OSError:

@@ -1,8 +1,9 @@
-"""The phase decision: may this phase-entry call run, given the session's journal?
+"""The phase decision: may this phase-entry call run, given the session's folded chain?
 
-``decide`` receives the journal's events before the current call (``before``), the current
-call (journaled, or built from the hook payload when Claude Code has not written it yet),
-and what the hook knows about this installation. It returns normally to allow and raises
+``decide`` receives the :class:`~plangate.guard.observe.Chain` of one read (the window's events
+before the current call, and the fold's state before the window), the current call
+(journaled, or built from the hook payload when Claude Code has not written it yet), and what
+the hook knows about this installation. It returns normally to allow and raises
 :class:`Refusal` with the seed's code otherwise. The steps, in order: is the invocation over
 (its Final Approval Gate was written)? is it bound to a good init? is the call itself valid?
 which phase is the session in? is the call's phase the one due next for the bound scope?
@@ -14,30 +15,19 @@ from __future__ import annotations
 
 import os
 
-from plangate import jsonio, skill_names
+from plangate import jsonio
 from plangate.autoplan import layout
 from plangate.guard import calls
 from plangate.guard.artifact_checks import (
     Binding,
     dispatch_target,
-    init_result,
     load_manifest,
     manifest_path_of,
-    verify_binding,
 )
-from plangate.guard.literal_calls import (
-    init_arguments,
-    is_gate_render,
-    literal_plangate_call,
-    looks_like_unbindable_init,
-)
-from plangate.guard.outcome import Refusal
-from plangate.guard.state import History, Installation, PhaseState, number
-from plangate.journal.events import Event, HumanTurn, ToolResult, ToolUse
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
+from plangate.guard.invocation import Disarm, bind, disarmed
+from plangate.guard.literal_calls import literal_plangate_call
+from plangate.guard.state import History, Installation, PhaseState, Refusal, number
+from plangate.journal.events import Event, ToolUse
 
 
 def decide(
@@ -46,20 +36,21 @@ def decide(
     journaled: bool,
     call: calls.GuardedCall,
     installation: Installation,
-    prior: Disarm | None = None,
-    start: int = 0,
+    prior: Disarm,
+    start: int,
 ) -> None:
-    """With ``prior`` the decision is a windowed one (:mod:`plangate.guard.fold`): ``before``
-    holds the events from order ``start`` on and the earlier plangate Bash calls and results,
-    ``prior`` the fold of every earlier event; :class:`Unproven` when the binding init lies
-    before the window, where only the full decision can judge."""
+    """``before`` holds the window's events (from order ``start`` on, and the earlier
+    plangate Bash calls and results) before the current call; ``prior`` the fold of every
+    event before the window (:mod:`plangate.guard.fold`)."""
     history = History(before)
     over, outside = disarmed(history, installation, prior, start)
     if over:
         return
     binding = bind(history, installation)
-    if prior is not None and binding.start < start:
-        raise Unproven("the binding init is before the window")
+    if binding.start < start:
+        # The window reaches back over every init that can bind (fold.window_start); only an
+        # init that exited 0 printing broken JSON between two inits of one plan gets here.
+        raise Refusal("init_mismatch", "an init of this invocation printed broken JSON")
     entered = [e for e in before if e.order > binding.start and e.order not in outside]
     validate_call(call, current, binding, installation)
     state = reconstruct(entered, history, binding, installation, current)
@@ -96,152 +87,6 @@ def order_rule(state: PhaseState, phase: str, binding: Binding) -> None:
         raise Refusal("phase_order", due)
 
 
-class Unproven(Exception):
-    """A windowed decision cannot be shown equal to the full one: decide in full."""
-
-
-# --- 1. is the invocation over? ---------------------------------------------------------
-
-
-def disarmed(
-    history: History, installation: Installation, prior: Disarm | None = None, start: int = 0
-) -> tuple[bool, set[int]]:
-    """Whether the invocation is over, and the orders of events outside any invocation.
-
-    An invocation ends when its Final Approval Gate is written (a literal ``plangate gate
-    render`` that succeeded) or at a new literal init, which begins the next one. A typed
-    turn does not end it, whatever was typed and however the previous turn ended (gstack
-    ends it at an unrelated request after an end of turn; plangate does not, see
-    ``docs/guard-deviations.md``). What happens between a gate and the next init is not part
-    of /autoplan's run (a phase entry made then does not count). A ``/autoplan`` typed again
-    needs its own init first (``init_own``). ``prior`` is the fold of every event before
-    order ``start`` (a windowed decision): only the events from ``start`` on are folded here.
-    """
-    fold = prior if prior is not None else Disarm()
-    orders: set[int] = set()
-    for event in history.events:
-        if event.order < start:
-            continue
-        fold.step(event, installation)
-        if fold.outside:
-            orders.add(event.order)
-    ours = fold.has_latest and skill_names.is_skill(fold.latest_command, layout.SKILL_NAME)
-    if ours and not fold.init_after:
-        raise Refusal("init_own")
-    return fold.outside, orders
-
-
-class Disarm:
-    """The fold :func:`disarmed` makes over the events, one at a time (the guard's history
-    fold, :mod:`plangate.guard.fold`, keeps it between hook runs as :meth:`dump` gives it)."""
-
-    __slots__ = ("gates", "has_latest", "latest_command", "outside", "init_after")
-
-    def __init__(self) -> None:
-        self.gates: set[str] = set()
-        self.has_latest = False
-        self.latest_command: str | None = None
-        self.outside = False
-        self.init_after = False
-
-    def step(self, event: Event, installation: Installation) -> None:
-        if isinstance(event, ToolUse):
-            if event.name != "Bash" or not event.input:
-                return
-            command = event.input.get("command")
-            if init_arguments(command, installation.plangate) is not None:
-                self.outside = False
-                self.init_after = True
-            elif is_gate_render(command, installation.plangate):
-                self.gates.add(event.tool_use_id)
-        elif isinstance(event, ToolResult):
-            if event.tool_use_id in self.gates:
-                self.gates.discard(event.tool_use_id)
-                if not event.is_error:
-                    self.outside = True  # the Final Approval Gate is written
-        elif isinstance(event, HumanTurn):
-            self.has_latest = True
-            self.latest_command = event.command
-            self.init_after = False
-
-    def dump(self) -> tuple[object, ...]:
-        return (
-            sorted(self.gates),
-            self.has_latest,
-            self.latest_command,
-            self.outside,
-            self.init_after,
-        )
-
-    @classmethod
-    def load(cls, dumped: tuple[Any, ...] | list[Any]) -> Disarm:
-        fold = cls()
-        gates, *flags = dumped
-        fold.gates = set(gates)
-        fold.has_latest, fold.latest_command, fold.outside, fold.init_after = flags
-        return fold
-
-
-# --- 2. the invocation's init -----------------------------------------------------------
-
-
-def _init_call(use: ToolUse, installation: Installation) -> list[str] | None:
-    if use.name != "Bash" or not use.input:
-        return None
-    return init_arguments(use.input.get("command"), installation.plangate)
-
-
-def bind(history: History, installation: Installation) -> Binding:
-    binding: Binding | None = None
-    failed: Refusal | None = None
-    unbindable = False
-    for event in history.events:
-        if not isinstance(event, ToolUse) or event.name != "Bash":
-            continue
-        arguments = _init_call(event, installation)
-        if arguments is None:
-            command = event.input.get("command") if event.input else None
-            if isinstance(command, str) and looks_like_unbindable_init(command):
-                unbindable = True
-            continue
-        results = history.results_after(event)
-        if len(results) != 1:
-            raise Refusal("init_mismatch", f"the init has {len(results)} results")
-        result = results[0]
-        if result.is_error or result.text is None:
-            failed = Refusal("init_failed", "the init failed")
-            continue
-        try:
-            value = init_result(result.text, arguments)
-        except Refusal as refusal:
-            if refusal.code == "init_failed":
-                failed = refusal
-                continue
-            raise
-        failed = None
-        same_pair = binding is not None and (
-            binding.active == value["activePlan"] and binding.restore == value["restorePath"]
-        )
-        if value["reused"] and same_pair:
-            continue
-        scope = value.get("scope")
-        binding = Binding(
-            value["sourcePlan"],
-            value["activePlan"],
-            value["restorePath"],
-            value["originalSha256"],
-            value["originalBytes"],
-            result.order,
-            scope if isinstance(scope, dict) else {},
-        )
-    if failed is not None:
-        raise failed
-    if binding is None:
-        raise Refusal("init_unbindable" if unbindable else "init_required")
-    verify_binding(binding)
-    return binding
-
-
 # --- 3. the call itself ---------------------------------------------------------------
 
 
@@ -251,24 +96,25 @@ def validate_call(
     if call.kind == calls.DRIVER:
         _validate_driver(call.path or "", installation)
     elif call.kind == calls.ARTIFACT:
-        load_manifest(manifest_path_of(call.path or ""), binding)
+        load_manifest(manifest_path_of(call.path or ""), binding, installation.world)
     else:
-        _validate_dispatch(call, current, binding)
+        _validate_dispatch(call, current, binding, installation)
 
 
 def _validate_driver(path: str, installation: Installation) -> None:
     # The phase file's folder is one of the installation's ``sections`` folders: the same
     # directory (device and inode; a directory has one), without resolving every candidate.
+    world = installation.world
     try:
-        real = os.path.realpath(path)
-        folder = os.stat(os.path.dirname(real)) if os.path.isfile(real) else None
+        real = world.real_file(path)
+        folder = world.stat(os.path.dirname(real)) if real is not None else None
     except OSError:
         folder = None
     if folder is not None:
         wanted = (folder.st_dev, folder.st_ino)
         for skill_dir in installation.skill_dirs:
             try:
-                sections = os.stat(os.path.join(skill_dir, layout.SECTIONS_DIR))
+                sections = world.stat(os.path.join(skill_dir, layout.SECTIONS_DIR))
             except OSError:
                 continue
             if (sections.st_dev, sections.st_ino) == wanted:
@@ -276,7 +122,9 @@ def _validate_driver(path: str, installation: Installation) -> None:
     raise Refusal("foreign_install", "the phase file is not this installation's")
 
 
-def _validate_dispatch(call: calls.GuardedCall, current: ToolUse, binding: Binding) -> None:
+def _validate_dispatch(
+    call: calls.GuardedCall, current: ToolUse, binding: Binding, installation: Installation
+) -> None:
     tool_input = current.input or {}
     extra = sorted(key for key in tool_input if key not in calls.ALLOWED_AGENT_KEYS)
     subagent = tool_input.get("subagent_type")
@@ -287,7 +135,7 @@ def _validate_dispatch(call: calls.GuardedCall, current: ToolUse, binding: Bindi
     target = dispatch_target(call.prompt or "")
     if target is None or os.path.basename(target) != layout.REVIEWER_PROMPT:
         raise Refusal("snapshot", "the dispatch prompt does not name a reviewer prompt")
-    manifest = load_manifest(manifest_path_of(target), binding)
+    manifest = load_manifest(manifest_path_of(target), binding, installation.world)
     if manifest.get("dispatchPrompt") != call.prompt:
         raise Refusal("dispatch_prompt")
 
@@ -374,7 +222,7 @@ def _checkpoint_created(
     if not isinstance(value, dict) or not isinstance(value.get("checkpoint"), str):
         return None
     try:
-        manifest = load_manifest(value["checkpoint"], binding)
+        manifest = load_manifest(value["checkpoint"], binding, installation.world)
     except Refusal:
         return None  # forged, failed or foreign results never move the phase
     if manifest != value:

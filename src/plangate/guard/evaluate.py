@@ -1,7 +1,10 @@
 """One guarded call from payload to decision: read the journal, pick the path, decide.
 
 Imported by the PreToolUse hook only once a call is known to enter a phase, so the cheap
-path (every other Read and Agent call) never loads it.
+path (every other Read and Agent call) never loads it. Every read folds the live chain into
+the guard's state (:mod:`plangate.guard.fold`) and the decision judges the resulting
+:class:`~plangate.guard.observe.Chain`, once; only a deny reached on the payload path waits for
+Claude Code to journal the call, and is decided again on what it then wrote.
 """
 
 from __future__ import annotations
@@ -9,29 +12,20 @@ from __future__ import annotations
 import os
 import sys
 
-from plangate import skill_names
-from plangate.autoplan import layout
-from plangate.guard import calls, reasons
-from plangate.guard.decide import Disarm, Unproven, decide
-from plangate.guard.fold import Facts, GuardTracker, facts_of, invocation_window
-from plangate.guard.observe import JOURNAL, PAYLOAD, Observation, observe
-from plangate.guard.outcome import Refusal
-from plangate.guard.state import Installation
+from plangate.guard import calls, reasons, world
+from plangate.guard.decide import decide
+from plangate.guard.fold import GuardTracker
+from plangate.guard.observe import JOURNAL, PAYLOAD, Chain, Observation, observe
+from plangate.guard.state import Installation, Refusal
 from plangate.journal.events import Event, ToolResult, ToolUse
 from plangate.journal.owners import project_owners
 from plangate.journal.paths import is_owned_path
-from plangate.journal.reader import Verdict, read_journal
+from plangate.journal.reader import Verdict
 from plangate.locations import claude_config_dir, journal_index_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
-
-FOLD_ENV = "PLANGATE_GUARD_FOLD"
-FOLD_CHECK_ENV = "PLANGATE_GUARD_FOLD_CHECK"
-"""When set (the guard tests set it), every windowed decision is also made in full and a
-difference is a crash (the ``installation`` denial), so the tests prove them equal; when it
-is an absolute path, each checked decision also appends a line there."""
 
 CHECKED_VERSION = (2, 1, 332)
 """The newest Claude Code release whose payloads this guard was checked against."""
@@ -59,10 +53,9 @@ class Evaluation:
         self.shapes = shapes or []
 
 
-def installation(cwd: str, project_dir: str) -> Installation:
+def installation(cwd: str, project_dir: str, seen: world.World) -> Installation:
     plangate = os.path.join(os.path.dirname(sys.executable), "plangate")
-    skill_dirs = skill_names.skill_dirs(layout.SKILL_NAME, project_dir)
-    return Installation(plangate, skill_dirs, cwd)
+    return Installation(plangate, seen.skill_dirs(project_dir), cwd, seen)
 
 
 def project_dir_of(payload: dict[str, Any]) -> str:
@@ -74,48 +67,45 @@ def project_dir_of(payload: dict[str, Any]) -> str:
     return str(project)
 
 
-def evaluate(payload: dict[str, Any], call: calls.GuardedCall) -> Evaluation:
+def evaluate(
+    payload: dict[str, Any], call: calls.GuardedCall, seen: world.World | None = None
+) -> Evaluation:
+    """Decide ``call``, reading ``seen`` (:data:`plangate.guard.world.DEFAULT` unless told)."""
+    seen = seen if seen is not None else world.DEFAULT
     try:
         project_dir = project_dir_of(payload)
     except Refusal as refusal:
         return Evaluation(refusal.code, "none", None, refusal.detail)
     cwd = str(payload["cwd"])
-    installed = installation(cwd, project_dir)
+    installed = installation(cwd, project_dir, seen)
 
-    def judge(wait_for_current: bool, windowed: bool = True) -> Evaluation:
-        try:
-            return judged(wait_for_current, windowed)
-        except Unproven:
-            return judged(wait_for_current, False)
-
-    def judged(wait_for_current: bool, windowed: bool) -> Evaluation:
-        seen = observe(
+    def judge(wait_for_current: bool) -> Evaluation:
+        tracker = GuardTracker(installed, str(payload["transcript_path"]))
+        observed = observe(
             str(payload["transcript_path"]),
             wait_for_current=wait_for_current,
-            **journal_read(payload, project_dir, installed, windowed),
+            world=seen,
+            **journal_read(payload, project_dir, tracker),
         )
-        if seen.code is not None:
-            return Evaluation(seen.code, seen.path, seen.version, seen.detail, shapes=seen.shapes)
-        assert seen.verdict is not None
-        window = seen.verdict.window
-        prior: Disarm | None = None
-        start = 0
-        if window is not None:
-            facts = facts_of(window)
-            prior, start = facts.snapshot, window.cut_order
-        try:
-            before, current = split_current(seen, payload, cwd)
-            decide(before, current, seen.path == JOURNAL, call, installed, prior, start)
-        except Refusal as refusal:
-            outcome = Evaluation(
-                refusal.code, seen.path, seen.version, refusal.detail, refusal.keys
+        if observed.code is not None:
+            return Evaluation(
+                observed.code,
+                observed.path,
+                observed.version,
+                observed.detail,
+                shapes=observed.shapes,
             )
-        else:
-            outcome = Evaluation(None, seen.path, seen.version)
-        check = os.environ.get(FOLD_CHECK_ENV, "")
-        if window is not None and check:
-            _check_equal(outcome, judged(wait_for_current, False), check)
-        return outcome
+        chain = observed.chain
+        assert chain is not None
+        try:
+            before, current = split_current(observed, chain, payload, cwd)
+            journaled = observed.path == JOURNAL
+            decide(before, current, journaled, call, installed, chain.snapshot(), chain.start)
+        except Refusal as refusal:
+            return Evaluation(
+                refusal.code, observed.path, observed.version, refusal.detail, refusal.keys
+            )
+        return Evaluation(None, observed.path, observed.version)
 
     outcome = judge(wait_for_current=False)
     if outcome.path == PAYLOAD and outcome.code is not None and _denies(outcome.code):
@@ -123,24 +113,23 @@ def evaluate(payload: dict[str, Any], call: calls.GuardedCall) -> Evaluation:
         # Code has not flushed: text in the call's own message (a report beside the call is
         # then `publication_unflushed`, which names the real fix), or even the previous
         # message's calls (a close Read not yet written reads as `close_required`). Before a
-        # deny, give Claude Code the deadline to journal the call itself, and decide again.
+        # deny, give Claude Code the deadline to journal the call itself, and decide on that.
         outcome = judge(wait_for_current=True)
     return outcome
 
 
 def journal_read(
-    payload: dict[str, Any], project_dir: str, installed: Installation, windowed: bool = True
+    payload: dict[str, Any], project_dir: str, tracker: GuardTracker
 ) -> dict[str, Any]:
-    """The guard's journal read, as keyword arguments of :func:`observe` and of
-    :func:`~plangate.journal.reader.read_journal`, which observe passes them to."""
+    """The guard's journal read, as keyword arguments of :func:`observe` (the journal
+    reader's, less the selection, which is the tracker's)."""
     return {
         "session_id": str(payload["session_id"]),
         "tool_use_id": str(payload["tool_use_id"]),
         "owners": project_owners(project_dir),
         "config_dir": claude_config_dir(),
-        "select": invocation_window,
         "index_dir": journal_index_dir(),
-        "tracker": GuardTracker(installed) if windowed and _fold_enabled() else None,
+        "tracker": tracker,
     }
 
 
@@ -152,57 +141,35 @@ def read_ahead(payload: dict[str, Any]) -> Verdict | None:
         project_dir = project_dir_of(payload)
     except Refusal:
         return None
-    installed = installation(str(payload["cwd"]), project_dir)
-    arguments = journal_read(payload, project_dir, installed)
-    return read_journal(str(payload["transcript_path"]), **arguments)
+    seen = world.DEFAULT
+    installed = installation(str(payload["cwd"]), project_dir, seen)
+    tracker = GuardTracker(installed, str(payload["transcript_path"]))
+    arguments = journal_read(payload, project_dir, tracker)
+    return seen.read_journal(str(payload["transcript_path"]), select=tracker.select, **arguments)
 
 
 def _denies(code: str) -> bool:
     return reasons.disposition(code) in reasons.DENY_DISPOSITIONS
 
 
-def _fold_enabled() -> bool:
-    """``$PLANGATE_GUARD_FOLD=0`` turns the history fold off: every decision is made in full
-    (slower on long sessions, the same outcome)."""
-    return os.environ.get(FOLD_ENV) != "0"
-
-
-def _check_equal(windowed: Evaluation, full: Evaluation, trace: str) -> None:
-    ours = (windowed.code, windowed.path, windowed.detail, windowed.keys)
-    theirs = (full.code, full.path, full.detail, full.keys)
-    if ours != theirs:
-        raise AssertionError(f"windowed decision {ours} differs from the full one {theirs}")
-    if os.path.isabs(trace):
-        with open(trace, "a", encoding="utf-8") as handle:
-            handle.write(f"windowed {windowed.path} {windowed.code}\n")
-
-
 def split_current(
-    seen: Observation, payload: dict[str, Any], cwd: str
+    seen: Observation, chain: Chain, payload: dict[str, Any], cwd: str
 ) -> tuple[list[Event], ToolUse]:
-    """The events before the current call, and the current call itself. After a windowed
-    read the events are the window's, and the guard's fold answers for the rest."""
-    assert seen.verdict is not None
-    events = seen.verdict.events
+    """The window's events before the current call, and the current call itself (journaled,
+    or built from the payload after the last journaled record)."""
+    events = chain.events
     tool_use_id = str(payload["tool_use_id"])
-    window = seen.verdict.window
-    facts = facts_of(window) if window is not None else None
     check_identities(events)
-    if facts is not None and facts.repeated:
+    if chain.repeated:
         raise Refusal("tool_identity")
     if seen.path == PAYLOAD:
-        if facts is not None:
-            mentioned = facts.mentions(tool_use_id)
-        else:
-            mentioned = any(getattr(event, "tool_use_id", None) == tool_use_id for event in events)
-        if mentioned:
+        if chain.mentions(tool_use_id):
             raise Refusal("current_mismatch", "the journal has a result for an unwritten call")
         last = events[-1]
-        message_id = _open_message(events, facts)
         current = ToolUse(
             last.order + 1,
             last.record,
-            message_id,
+            _open_message(events, chain),
             last.timestamp,
             tool_use_id,
             str(payload["tool_name"]),
@@ -217,23 +184,14 @@ def split_current(
     return [e for e in events if e.order < journaled.order], journaled
 
 
-def _open_message(events: list[Event], facts: Facts | None = None) -> str | None:
+def _open_message(events: list[Event], chain: Chain) -> str | None:
     """The message an unjournaled call may belong to: the last journaled one, unless that
     message already ran a tool (a later message then holds the call)."""
     last = next((e for e in reversed(events) if not isinstance(e, ToolResult)), None)
-    if last is None and facts is not None:
-        raise Unproven("no message in the window")
     message_id = last.message_id if last is not None else None
-    if message_id is None:
+    if message_id is None or chain.ran_in(message_id):
         return None
-    if facts is not None:
-        return None if facts.ran_in(message_id) else message_id
-    answered = {e.tool_use_id for e in events if isinstance(e, ToolResult)}
-    ran = any(
-        isinstance(e, ToolUse) and e.message_id == message_id and e.tool_use_id in answered
-        for e in events
-    )
-    return None if ran else message_id
+    return message_id
 
 
 def check_identities(events: list[Event]) -> None:

@@ -1,60 +1,63 @@
-"""The guard's history, folded as the journal grows, so a decision reads its window alone.
+"""The guard's one pass over the live chain: events in, state out.
 
-A phase decision needs the whole session for a few facts only; everything else it reads
-from the current /autoplan invocation's **window** (from the human turn before the init that
-binds it, :func:`invocation_window`). :class:`GuardTracker` folds
-those facts over the owned records, in the form the full decision sees them (light events;
-a Bash call too large for the index reloaded in full, as the full decision's selection
-reloads it), and the reader keeps the state in the journal index
-(:mod:`plangate.journal.window`):
+A phase decision needs the whole session for a few facts only, and everything else from the
+current /autoplan invocation's **window** (from the human turn before the init that binds it
+to the end, plus every earlier plangate Bash call and its results). :class:`GuardTracker`
+folds the owned records into that state, in causal order, one record at a time:
 
-- where the window begins: the positions of human turns, of plangate Bash calls (and
-  their results) and of init calls with the plans they name;
-- for every human turn that may begin a window, the fold :class:`~.decide.Disarm` had made
-  before it (background reviewers launched and not yet notified, turn ends, the latest human
-  turn, inits after it);
+- where the window begins: the positions of human turns, of plangate Bash calls (and their
+  results) and of this installation's literal inits, with the plans each names and how its
+  result looked (:func:`window_start`);
+- for every human turn that may begin a window, the :class:`~.invocation.Disarm` fold before it;
 - over every event: the call ids, the ids of results and notifications that name no call
-  (yet), the messages whose calls have a result, the calls still without one (with their
-  message), and whether a call id repeats (the id sets as
-  :class:`~plangate.journal.joined.Joined` strings: one object each to load).
+  (yet), the messages whose calls have a result, the calls still without one, and whether a
+  call id repeats (the id sets as :class:`~plangate.journal.joined.Joined` strings).
 
-:func:`decide.decide` then folds only the window onto the saved ``Disarm``, binds over the
-earlier plangate calls plus the window, and raises :class:`~.decide.Unproven` when the
-binding lies before the window; :class:`Facts` answers what the hook path asks of every
-event. Whatever cannot be proven equal to the full decision (a window reaching back past
-the saved turns, a rewind or summarize that makes the reader read in full) is decided in
-full. Standard library and plangate only (hook path).
+There is one fold and one way to read it. A cold read is the fold from record 0 (the reader
+runs it as it reads, or :meth:`GuardTracker.select` does); an indexed read continues the
+state the journal index saved (:mod:`plangate.journal.window`). Either way the decision gets
+a :class:`~.observe.Chain`: the state's facts and the window's events, in full. Standard library
+and plangate only (hook path).
 """
 
 from __future__ import annotations
 
+import os
+
 from plangate import __version__
-from plangate.guard.decide import Disarm
-from plangate.guard.literal_calls import init_pair, kept_in_full, may_be_init
+from plangate.autoplan.layout import canonical_path
+from plangate.guard.invocation import Disarm
+from plangate.guard.literal_calls import kept_in_full
 from plangate.guard.state import Installation
 from plangate.journal.events import Event, TaskNotification, ToolResult, ToolUse
 from plangate.journal.joined import Joined
 from plangate.journal.records import Record
-from plangate.journal.window import Tracker, Window
+from plangate.journal.window import Tracker
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Sequence
     from typing import Any
 
     from plangate.journal.window import Reload
 
-VERSION = 3
+VERSION = 4
+OK, BAD, WAITING = "ok", "bad", "waiting"
+"""How an init's result looked in the light events: a success printing JSON, anything else
+(an error, a second result, other output), none yet."""
 
 
 class GuardTracker(Tracker):
     """The fold, for one installation (its plangate executable names the literal inits)."""
 
-    def __init__(self, installation: Installation) -> None:
+    def __init__(self, installation: Installation, journal: str) -> None:
         self.installation = installation
         # A saved state is only as good as the code that folded it: any other release, or
         # another installation's plangate (it names the literal inits), starts anew.
         self.key = f"guard-{VERSION}:{__version__}:{installation.plangate}"
+        self.journal = journal
+        self.last: tuple[int, list[Record], dict[str, Any]] | None = None
+        self.selected: tuple[list[Record], dict[str, Any]] | None = None
 
     def start(self) -> dict[str, Any]:
         return {
@@ -77,32 +80,47 @@ class GuardTracker(Tracker):
     def fold(
         self, state: dict[str, Any], position: int, records: list[Record], reload: Reload
     ) -> dict[str, Any] | None:
+        folded, storable = self.folded(state, position, records, reload)
+        if folded is None or not storable:
+            return None  # an id the joined sets cannot hold
+        self.last = (position, records, folded)
+        return folded
+
+    def folded(
+        self, state: dict[str, Any], position: int, records: list[Record], reload: Reload
+    ) -> tuple[dict[str, Any] | None, bool]:
+        """The fold itself: the state after ``records`` (the first at ``position``), and
+        whether the saved form can hold it."""
         if state.get("count") != position:
-            return None
+            return None, True
         disarm = Disarm.load(state["disarm"])
         snapshots: dict[int, Any] = state["snapshots"]
         turns: list[int] = state["turns"]
-        inits: list[Any] = state["inits"]
+        inits: list[list[Any]] = state["inits"]
         chosen: list[int] = state["chosen"]
         bash = Ordered(state["bash"])
         uses, orphans = Joined(state["uses"]), Joined(state["orphans"])
         noted, ran = Joined(state["noted"]), Joined(state["ran"])
         pending: dict[str, str | None] = state["pending"]
         repeated: bool = state["repeated"]
+        waiting: dict[str, list[Any]] = {entry[2]: entry for entry in inits}
         storable = True
         for offset, record in enumerate(records):
             at = position + offset
             events = record.events
-            marks = mark(events, bash)
-            picked, full, human = marks.picked, marks.full, marks.human
-            inits.extend([at, pair] for pair in marks.inits)
+            picked, full, human = mark(events, bash)
             if picked:
                 chosen.append(at)
             if human:
                 turns.append(at)
                 snapshots[at] = disarm.dump()
             for event in reload(record) if full else events:
-                disarm.step(event, self.installation)
+                arguments = disarm.step(event, self.installation)
+                if arguments is not None:
+                    assert isinstance(event, ToolUse)  # an init's call
+                    entry = [at, plans_of(arguments), event.tool_use_id, WAITING]
+                    inits.append(entry)
+                    waiting[event.tool_use_id] = entry
             for event in events:
                 if isinstance(event, ToolUse):
                     use, message = event.tool_use_id, event.message_id
@@ -121,10 +139,12 @@ class GuardTracker(Tracker):
                     message = pending.pop(result, None)
                     if message is not None:
                         storable = ran.add(message) and storable
+                    init = waiting.get(result)
+                    if init is not None:
+                        fine = init[3] == WAITING and not event.is_error
+                        init[3] = OK if fine and event.text_starts_json else BAD
                 elif isinstance(event, TaskNotification):
                     storable = noted.add(event.tool_use_id) and storable
-        if not storable:
-            return None  # an id the joined sets cannot hold
         cut = window_start(turns, inits)
         kept = {at: dumped for at, dumped in snapshots.items() if at >= cut}
         return {
@@ -142,7 +162,7 @@ class GuardTracker(Tracker):
             "pending": pending,
             "repeated": repeated,
             "cut": cut,
-        }
+        }, storable
 
     def window(self, state: dict[str, Any]) -> tuple[int, list[int]] | None:
         cut = state["cut"]
@@ -150,62 +170,79 @@ class GuardTracker(Tracker):
             return None  # a turn whose fold was not kept
         return cut, [at for at in state["chosen"] if at < cut]
 
+    def select(self, ordered: list[Record]) -> list[Record]:
+        """The reader's selection on a read that did not continue a saved window (a cold
+        read, or a saved state that names no window): the same fold from record 0, unless
+        the reader just made it of exactly these records. The records returned are reloaded
+        in full, and :func:`~.observe.chain_of` reads the window from them."""
+        state = self._reused(ordered)
+        if state is None or self.window(state) is None:
+            state = self._fold_from_start(ordered)
+        self.selected = (ordered, state)
+        plan = self.window(state)
+        assert plan is not None  # a fold from record 0 keeps the cut's snapshot
+        cut, earlier = plan
+        return [ordered[at] for at in earlier] + ordered[cut:]
 
-class Marks:
-    """What the window selection notes of one record (:func:`mark`)."""
+    def _fold_from_start(self, ordered: list[Record]) -> dict[str, Any]:
+        from plangate.journal.reload import reloader  # a record too large for the index
 
-    __slots__ = ("picked", "full", "human", "inits")
+        try:
+            descriptor = self.installation.world.open_journal(self.journal)
+        except OSError:
+            # Gone since the reader opened it (a deleted session): the light events, where
+            # only a Bash call of over 4 KiB before the window is folded without its input.
+            state, _ = self.folded(self.start(), 0, ordered, lambda record: record.events)
+        else:
+            try:
+                state, _ = self.folded(self.start(), 0, ordered, reloader(descriptor, {}))
+            finally:
+                os.close(descriptor)
+        assert state is not None
+        return state
 
-    def __init__(self) -> None:
-        self.picked = False  # a plangate Bash call, or a result of one
-        self.full = False  # a Bash call too large for the index (its input reloads)
-        self.human = False  # a human turn
-        self.inits: list[tuple[str, ...] | None] = []  # the plans of each init call in it
+    def _reused(self, ordered: list[Record]) -> dict[str, Any] | None:
+        if self.last is None:
+            return None
+        position, records, state = self.last
+        if position + len(records) != len(ordered):
+            return None
+        if not all(a is b for a, b in zip(ordered[position:], records, strict=True)):
+            return None
+        return state
 
 
-def mark(events: Sequence[Event], bash: Ordered | set[str]) -> Marks:
-    """The one place the window asks of a record's calls: is it a plangate Bash call (kept
-    with its results, its id added to ``bash``), and is it an init (with the plans it names,
-    :func:`~plangate.guard.literal_calls.init_pair`)? Both the fold and
-    :func:`invocation_window` ask here, so they select the same window."""
-    marks = Marks()
+def mark(events: Sequence[Event], bash: Ordered) -> tuple[bool, bool, bool]:
+    """What the window notes of one record: ``picked`` (a plangate Bash call, kept with its
+    results, its id added to ``bash``, or a result of one), ``full`` (a Bash call too large
+    for the index: its input reloads) and ``human`` (a human turn)."""
+    picked = full = human = False
     for event in events:
         if isinstance(event, ToolUse) and event.name == "Bash":
             command = event.input.get("command") if event.input else None
-            marks.full = marks.full or event.input is None
+            full = full or event.input is None
             if kept_in_full(command):
                 bash.add(event.tool_use_id)
-                marks.picked = True
-                if may_be_init(command):
-                    marks.inits.append(init_pair(command))
+                picked = True
         elif isinstance(event, ToolResult) and event.tool_use_id in bash:
-            marks.picked = True
+            picked = True
         elif event.kind == "human_turn":
-            marks.human = True
-    return marks
+            human = True
+    return picked, full, human
 
 
-def invocation_window(ordered: list[Record]) -> Iterable[Record]:
-    """The records the decision needs in full.
+def plans_of(arguments: list[str]) -> list[str]:
+    """The (active plan, restore point) an init names, as written (:func:`same_plans`
+    compares them as the binding does)."""
+    return [arguments[1], arguments[2]]
 
-    Every plangate Bash call and its results, and everything from the human turn before the
-    init that binds the invocation. A re-run init of the same plans (``reused: true``) keeps
-    the earlier binding, so the window reaches back over the whole trailing run of inits
-    naming the same active plan and restore point.
-    """
-    chosen: set[int] = set()
-    bash: set[str] = set()
-    inits: list[tuple[int, tuple[str, ...] | None]] = []
-    turns: list[int] = []
-    for position, record in enumerate(ordered):
-        marks = mark(record.events, bash)
-        if marks.picked:
-            chosen.add(position)
-        if marks.human:
-            turns.append(position)
-        inits.extend((position, pair) for pair in marks.inits)
-    chosen.update(range(window_start(turns, inits), len(ordered)))
-    return [ordered[position] for position in sorted(chosen)]
+
+def same_plans(first: list[str], second: list[str]) -> bool:
+    """Whether two inits name the same plans once canonical (only asked when they are
+    spelled differently: it resolves links)."""
+    if first == second:
+        return True
+    return [canonical_path(path) for path in first] == [canonical_path(path) for path in second]
 
 
 class Ordered:
@@ -227,54 +264,24 @@ class Ordered:
             self.items.append(item)
 
 
-def window_start(turns: list[int], inits: list[Any]) -> int:
-    """The window's first position (for the fold and for
-    :func:`invocation_window` alike): the last human turn (``turns``,
-    ascending positions) at or before the first init of the trailing run of ``inits``
-    (``(position, plans)``) that names the same plans."""
+def window_start(turns: list[int], inits: list[list[Any]]) -> int:
+    """The window's first position: the last human turn (``turns``, ascending) at or before
+    the first init of the trailing run that can hold the binding.
+
+    Going back from the last init, the run takes every init naming the same plans (a
+    ``reused`` re-run keeps the earlier binding) and every init that did not visibly succeed
+    (it binds nothing); it stops at a successful init of other plans, which rebinds. So the
+    init that binds (:func:`plangate.guard.invocation.bind`) is always inside the window."""
     earliest = -1
     if inits:
-        earliest, pair = inits[-1]
-        for position, other in reversed(inits[:-1]):
-            if pair is not None and other is not None and other != pair:
+        earliest, plans = inits[-1][0], inits[-1][1]
+        for at, other, _, status in reversed(inits[:-1]):
+            if status == OK and not same_plans(other, plans):
                 break
-            earliest = position
+            earliest = at
     start = 0
     for position in turns:
         if earliest >= 0 and position > earliest:
             break
         start = position
     return start
-
-
-def facts_of(window: Window) -> Facts:
-    """The facts of a windowed read (made once per read)."""
-    if not isinstance(window.derived, Facts):
-        window.derived = Facts(window.state)
-    return window.derived
-
-
-class Facts:
-    """What the hook path asks of every event, answered from the fold's state after a
-    windowed read (the verdict's events are the window's)."""
-
-    __slots__ = ("uses", "orphans", "noted", "ran", "pending", "repeated", "snapshot")
-
-    def __init__(self, state: dict[str, Any]) -> None:
-        self.uses, self.orphans = Joined(state["uses"]), Joined(state["orphans"])
-        self.noted, self.ran = Joined(state["noted"]), Joined(state["ran"])
-        self.pending: dict[str, str | None] = state["pending"]
-        self.repeated: bool = state["repeated"]
-        self.snapshot = Disarm.load(state["snapshots"][state["cut"]])
-
-    def mentions(self, tool_use_id: str) -> bool:
-        """Some event (a call, a result, a notification) carries this id."""
-        return tool_use_id in self.uses or tool_use_id in self.orphans or tool_use_id in self.noted
-
-    def lagged(self) -> bool:
-        """Some tool call has no result."""
-        return bool(self.pending)
-
-    def ran_in(self, message_id: str) -> bool:
-        """A tool call of this message has a result."""
-        return message_id in self.ran

@@ -111,21 +111,6 @@ def kept_in_full(command: object) -> bool:
     return command is None or "autoplan" in str(command)
 
 
-def may_be_init(command: object) -> bool:
-    """Could be an init, as the window selection asks (coarse on purpose: the window may be
-    larger than needed, never smaller; :func:`init_arguments` decides what binds)."""
-    return command is None or " init " in f" {command} "
-
-
-def init_pair(command: object) -> tuple[str, ...] | None:
-    """The (active plan, restore point) an init command names, when it can be read; the
-    window reaches back over inits naming the same pair."""
-    words = split_literal(command) if isinstance(command, str) else None
-    if words is None or len(words) != 6 or words[1:3] != ["autoplan", "init"]:
-        return None
-    return (words[4], words[5])
-
-
 def is_gate_render(command: object, executable: str) -> bool:
     """A literal ``plangate gate render <restore>`` call: the Final Approval Gate's write,
     which ends the /autoplan invocation once it succeeds."""

@@ -11,25 +11,29 @@ it are ``rewritten``:
   journaled record;
 - a journaled call still has no result → wait; at the deadline the call runs unverified
   (``journal_lag``).
+
+Every ready read gives the decision a :class:`Chain` (:func:`chain_of`), the same way
+whatever the read was: the state of the guard's fold (:mod:`plangate.guard.fold`) after the
+last owned record, and the window's events in full. After a read that continued a saved
+window the verdict's events are the window's already; after any other read they are every
+event, and the window is taken from them as the fold's selection named it.
 """
 
 from __future__ import annotations
 
-import time
-
-from plangate.guard.decide import Unproven
-from plangate.guard.fold import facts_of
+from plangate.guard.invocation import Disarm
+from plangate.guard.world import OS, World
 from plangate.journal import codes
-from plangate.journal.events import Event, ToolResult, ToolUse
-from plangate.journal.reader import Verdict, read_journal
-from plangate.journal.records import Record
+from plangate.journal.events import Event, ToolUse
+from plangate.journal.joined import Joined
+from plangate.journal.reader import Verdict
 from plangate.journal.scan import Prefix
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from typing import Any
 
-    from plangate.journal.window import Tracker
+    from plangate.guard.fold import GuardTracker
 
 DEADLINE_SECONDS = 2.0
 POLL_SECONDS = 0.05
@@ -41,9 +45,9 @@ NONE = "none"
 
 
 class Observation:
-    """What the loop saw: a ready verdict and the path, or an outcome code."""
+    """What the loop saw: a ready verdict, its chain and the path, or an outcome code."""
 
-    __slots__ = ("verdict", "path", "code", "detail", "shapes")
+    __slots__ = ("verdict", "chain", "path", "code", "detail", "shapes")
 
     def __init__(
         self,
@@ -52,8 +56,10 @@ class Observation:
         code: str | None = None,
         detail: str = "",
         shapes: list[str] | None = None,
+        chain: Chain | None = None,
     ) -> None:
         self.verdict = verdict
+        self.chain = chain
         self.path = path
         self.code = code
         self.detail = detail
@@ -64,25 +70,6 @@ class Observation:
         return self.verdict.claude_code_version if self.verdict is not None else None
 
 
-def lagged(events: list[Event]) -> bool:
-    """Some journaled tool call has no result yet.
-
-    Claude Code 2.1.3xx can ask the model for its next message, and run that message's hooks,
-    before it has written the previous call's result. When the current call is not journaled
-    and any call still lacks its result, the journal has not caught up with what the model
-    saw: either an earlier result is unwritten, or the current call's own message (with a
-    sibling still running) is about to be written. Both resolve by waiting.
-    """
-    answered = {event.tool_use_id for event in events if isinstance(event, ToolResult)}
-    return any(isinstance(event, ToolUse) and event.tool_use_id not in answered for event in events)
-
-
-def _lagged(verdict: Verdict) -> bool:
-    if verdict.window is not None:
-        return facts_of(verdict.window).lagged()
-    return lagged(verdict.events)
-
-
 def observe(
     journal: str,
     *,
@@ -90,32 +77,32 @@ def observe(
     tool_use_id: str,
     owners: list[str],
     config_dir: str,
-    select: Callable[[list[Record]], Iterable[Record]],
+    tracker: GuardTracker,
+    world: World = OS,
     deadline: float = DEADLINE_SECONDS,
-    sleep: Callable[[float], None] = time.sleep,
-    clock: Callable[[], float] = time.monotonic,
     wait_for_current: bool = False,
     index_dir: str | None = None,
-    tracker: Tracker | None = None,
 ) -> Observation:
     """Read until a decision can be made (see the module docstring). With
     ``wait_for_current`` the payload path is not taken early: the loop waits, within the
     deadline, for Claude Code to journal the current call itself. ``index_dir`` lets the
-    first read go on from the journal index an earlier hook run saved; with ``tracker`` too
-    (the guard's fold), its events may be the invocation's window only, the fold answering
-    for the rest (:exc:`~plangate.guard.decide.Unproven` when it cannot)."""
+    first read go on from the journal index an earlier hook run saved; ``tracker`` is the
+    guard's fold, whose :class:`Chain` every ready read gives. The
+    journal, the clock and the sleeps are ``world``'s."""
+    clock = world.clock
     until = clock() + deadline
     prior: Prefix | None = None
     unrecognized_once = False
     last: Verdict | None = None
+    last_chain: Chain | None = None
     while True:
-        verdict = read_journal(
+        verdict = world.read_journal(
             journal,
             session_id=session_id,
             owners=owners,
             config_dir=config_dir,
             prior=prior,
-            select=select,
+            select=tracker.select,
             index_dir=index_dir,
             tool_use_id=tool_use_id,
             tracker=tracker,
@@ -124,17 +111,18 @@ def observe(
         if prior is None and verdict.prefix is not None:
             prior = verdict.prefix
         if verdict.ready:
-            window = verdict.window
-            start = window.cut_order if window is not None else 0
+            chain = last_chain = chain_of(verdict, tracker)
             if any(
                 isinstance(event, ToolUse)
                 and event.tool_use_id == tool_use_id
-                and event.order >= start
-                for event in verdict.events
+                and event.order >= chain.start
+                for event in chain.events
             ):
-                return Observation(verdict, JOURNAL)
-            if window is not None and tool_use_id in facts_of(window).uses:
-                raise Unproven("the current call is before the window")
+                return Observation(verdict, JOURNAL, chain=chain)
+            if tool_use_id in chain.uses:
+                # Journaled before the window: before the init that binds the invocation.
+                detail = "the journal records this call before the invocation's init"
+                return Observation(verdict, JOURNAL, "current_mismatch", detail, chain=chain)
             stray = verdict.stray_tool_uses.get(tool_use_id)
             if stray is not None and stray != "unreachable":
                 return Observation(
@@ -142,10 +130,10 @@ def observe(
                     JOURNAL,
                     "current_mismatch",
                     f"the journal records this call in {stray}",
+                    chain=chain,
                 )
-            behind = _lagged(verdict)
-            if stray is None and not wait_for_current and not behind:
-                return Observation(verdict, PAYLOAD)
+            if stray is None and not wait_for_current and not chain.lagged():
+                return Observation(verdict, PAYLOAD, chain=chain)
         elif verdict.reason is not None:
             code = codes.base_code(verdict.reason)
             if code in UNVERIFIED_READER_CODES:
@@ -160,16 +148,73 @@ def observe(
             if code == codes.CYCLE:
                 from plangate.guard import compaction  # only a journal refused as a loop
 
-                if compaction.loops_only_through_a_boundary(journal):
+                if compaction.loops_only_through_a_boundary(journal, world):
                     return Observation(verdict, NONE, codes.UNRECOGNIZED_SHAPE, compaction.DETAIL)
             return Observation(verdict, NONE, verdict.reason, verdict.detail)
         if clock() >= until:
             break
-        sleep(POLL_SECONDS)
-    if last is not None and last.ready and wait_for_current and not _lagged(last):
-        return Observation(last, PAYLOAD)
-    if last is not None and last.ready:
-        return Observation(last, PAYLOAD, "journal_lag", "an earlier tool call has no result")
+        world.sleep(POLL_SECONDS)
+    if last is not None and last.ready and last_chain is not None:
+        if wait_for_current and not last_chain.lagged():
+            return Observation(last, PAYLOAD, chain=last_chain)
+        detail = "an earlier tool call has no result"
+        return Observation(last, PAYLOAD, "journal_lag", detail, chain=last_chain)
     if last is not None and last.exists:
         return Observation(last, NONE, "journal_lag", "nothing in the journal is owned yet")
     return Observation(last, NONE, "journal_missing", "the session journal does not exist")
+
+
+class Chain:
+    """The window's events (``events``, from order ``start`` on plus the earlier plangate
+    Bash calls and results) and what the fold knows of every event (the id sets, the calls
+    still without a result, the :class:`Disarm` fold before the window)."""
+
+    __slots__ = (
+        *("events", "start", "uses", "orphans", "noted", "ran", "pending", "repeated"),
+        "_snapshot",
+    )
+
+    def __init__(self, events: list[Event], start: int, state: dict[str, Any]) -> None:
+        self.events = events
+        self.start = start
+        self.uses, self.orphans = Joined(state["uses"]), Joined(state["orphans"])
+        self.noted, self.ran = Joined(state["noted"]), Joined(state["ran"])
+        self.pending: dict[str, str | None] = state["pending"]
+        self.repeated: bool = state["repeated"]
+        self._snapshot = state["snapshots"][state["cut"]]
+
+    def snapshot(self) -> Disarm:
+        """The :class:`Disarm` fold of every event before the window (a fresh copy)."""
+        return Disarm.load(self._snapshot)
+
+    def mentions(self, tool_use_id: str) -> bool:
+        """Some event (a call, a result, a notification) carries this id."""
+        return tool_use_id in self.uses or tool_use_id in self.orphans or tool_use_id in self.noted
+
+    def lagged(self) -> bool:
+        """Some journaled tool call has no result yet."""
+        return bool(self.pending)
+
+    def ran_in(self, message_id: str) -> bool:
+        """A tool call of this message has a result."""
+        return message_id in self.ran
+
+
+def chain_of(verdict: Verdict, tracker: GuardTracker) -> Chain:
+    """The chain of a ready verdict read with ``tracker``."""
+    window = verdict.window
+    if window is not None:
+        return Chain(verdict.events, window.cut_order, window.state)
+    assert tracker.selected is not None, "a ready read without a window selects"
+    ordered, state = tracker.selected
+    plan = tracker.window(state)
+    assert plan is not None
+    cut, earlier = plan
+    start = next((r.events[0].order for r in ordered[cut:] if r.events), None)
+    events = verdict.events
+    if start is None:
+        start = events[-1].order + 1 if events else 0
+    kept = {ordered[at].index for at in earlier}
+    if cut > 0 or kept:
+        events = [e for e in events if e.order >= start or e.record in kept]
+    return Chain(events, start, state)

@@ -1,20 +1,36 @@
-"""What the guard's checks share: the installation, the indexed history, the phase state."""
+"""What the guard's checks share: the installation, the indexed history, the phase state,
+and how a check ends (:class:`Refusal`)."""
 
 from __future__ import annotations
 
 from plangate.autoplan import layout
+from plangate.guard.literal_calls import init_arguments
+from plangate.guard.world import OS, World
 from plangate.journal.events import Event, ToolResult, ToolUse
 
 
 class Installation:
-    """What the hook knows about itself: its plangate executable and skill folders."""
+    """What the hook knows about itself: its plangate executable and skill folders, the
+    session's cwd, and the world it reads (:mod:`plangate.guard.world`)."""
 
-    __slots__ = ("plangate", "skill_dirs", "cwd")
+    __slots__ = ("plangate", "skill_dirs", "cwd", "world", "_inits")
 
-    def __init__(self, plangate: str, skill_dirs: list[str], cwd: str) -> None:
+    def __init__(self, plangate: str, skill_dirs: list[str], cwd: str, world: World = OS) -> None:
         self.plangate = plangate
         self.skill_dirs = skill_dirs
         self.cwd = cwd
+        self.world = world
+        self._inits: dict[str, list[str] | None] = {}
+
+    def init_arguments(self, command: object) -> list[str] | None:
+        """:func:`~plangate.guard.literal_calls.init_arguments` for this installation's
+        plangate, worked out once per command in a decision (the fold, the disarm fold and
+        the binding all ask; each answer resolves two paths)."""
+        if not isinstance(command, str):
+            return None
+        if command not in self._inits:
+            self._inits[command] = init_arguments(command, self.plangate)
+        return self._inits[command]
 
 
 def number(phase: str) -> float:
@@ -57,3 +73,20 @@ class PhaseState:
         self.entry_order = -1
         self.checkpoints: dict[str, str] = {}
         self.prepared: dict[str, str] = {}
+
+
+class Refusal(Exception):
+    """The guard denies (or, for unverified codes, lets through with a warning) with ``code``.
+
+    ``detail`` is a short fact for the message (never content the model wrote); ``keys``
+    carries key names for ``agent_key``.
+    """
+
+    def __init__(self, code: str, detail: str = "", keys: list[str] | None = None) -> None:
+        super().__init__(code)
+        self.code = code
+        self.detail = detail
+        self.keys = keys or []
+
+    def __repr__(self) -> str:
+        return f"Refusal({self.code!r}, {self.detail!r})"

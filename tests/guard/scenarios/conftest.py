@@ -17,18 +17,9 @@ from typing import Any
 
 import pytest
 
-from plangate.guard.evaluate import FOLD_CHECK_ENV
 from plangate.journal.reader import INDEX_MIN_BYTES_ENV as INDEX_MIN_ENV
 from testkit.session import Call, HookOutcome, Message, SimulatedSession, install
-
-
-@pytest.fixture
-def fold_trace(tmp_path: Path) -> Path:
-    """Where the sessions' hooks note each windowed guard decision. Every one is also made
-    in full; a difference is a crash (the ``installation`` denial), which fails the scenario
-    (plangate.guard.fold)."""
-    return tmp_path / "fold-check.log"
-
+from tests.guard.scenarios.in_process import decide_in_process
 
 #: The ``make_session`` fixture: ``make_session(name="s", *, private_home=False, **options)``.
 MakeSession = Callable[..., SimulatedSession]
@@ -318,12 +309,13 @@ def shared_home(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 @pytest.fixture
 def make_session(
-    tmp_path: Path, shared_home: str, fold_trace: Path
+    tmp_path: Path, shared_home: str, request: pytest.FixtureRequest
 ) -> Iterator[Callable[..., SimulatedSession]]:
     """Sessions in ``tmp_path/<name>`` (project and state root). They share the installed
     HOME unless ``private_home=True`` (then ``plangate setup`` runs in a HOME of their own).
-    Their hooks use the journal index for every journal and check each windowed decision
-    against the full one (:func:`fold_trace`)."""
+    Their hooks use the journal index for every journal, and decide in this process on an
+    injected clock (:mod:`.in_process`), unless the test is marked ``real_hook``."""
+    real = request.node.get_closest_marker("real_hook") is not None
     made: list[SimulatedSession] = []
 
     def make(name: str = "s", *, private_home: bool = False, **options: Any) -> SimulatedSession:
@@ -336,7 +328,8 @@ def make_session(
             session = SimulatedSession(
                 project, shared_home, state_root=os.path.join(root, "state"), **options
             )
-        _check_folds(session, fold_trace)
+        _index_every_journal(session)
+        decide_in_process(session, real)
         made.append(session)
         return session
 
@@ -346,14 +339,13 @@ def make_session(
             assert "retry" not in text.lower(), text
 
 
-def _check_folds(session: SimulatedSession, trace: Path) -> None:
+def _index_every_journal(session: SimulatedSession) -> None:
     original = session.environ
 
     def environ(overrides: Mapping[str, str | None] | None = None) -> dict[str, str]:
         env = original(overrides)
-        for key, value in ((INDEX_MIN_ENV, "0"), (FOLD_CHECK_ENV, str(trace))):
-            if key not in (overrides or {}):
-                env[key] = value
+        if INDEX_MIN_ENV not in (overrides or {}):
+            env[INDEX_MIN_ENV] = "0"
         return env
 
     session.environ = environ  # type: ignore[method-assign]
@@ -367,3 +359,9 @@ def session(make_session: Callable[..., SimulatedSession]) -> SimulatedSession:
 @pytest.fixture
 def flow(session: SimulatedSession) -> Flow:
     return Flow(session)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "real_hook: the scenario runs the hook as a process (tests/guard/scenarios)"
+    )

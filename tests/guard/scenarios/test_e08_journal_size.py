@@ -13,7 +13,8 @@ import time
 
 import pytest
 
-from plangate.guard.fold import invocation_window
+from plangate.guard.fold import GuardTracker
+from plangate.guard.state import Installation
 from plangate.journal import codes
 from plangate.journal.events import AssistantText, ToolResult
 from plangate.journal.reader import read_journal
@@ -33,6 +34,11 @@ def _read(session: SimulatedSession, **options):  # type: ignore[no-untyped-def]
         config_dir=session.config_dir,
         **options,
     )
+
+
+def _window(session: SimulatedSession) -> GuardTracker:
+    """The guard's fold for this session, whose selection is the invocation's window."""
+    return GuardTracker(Installation(session.plangate, [], session.cwd), str(session.journal_path))
 
 
 def _padding_history(session: SimulatedSession, records: int, size: int) -> None:
@@ -87,7 +93,7 @@ def test_e08_50_the_index_holds_no_content_and_reloads_only_the_invocation(
     _padding_history(session, records=40, size=100_000)
     flow.begin()
     flow.work("ceo")
-    verdict = _read(session, select=invocation_window)
+    verdict = _read(session, select=_window(session).select)
     assert verdict.ready
     size = session.journal_path.stat().st_size
     assert verdict.retained_bytes < size / 20
@@ -118,7 +124,7 @@ def test_e08_51_invocation_over_the_retained_bound_is_oversized_invocation(
     session.say("More notes: " + "m" * half, end_turn=False)
     # The reader alone, with a lowered bound, gives the same verdict on a small invocation.
     assert (
-        _read(session, select=invocation_window, retained_max=4096).reason
+        _read(session, select=_window(session).select, retained_max=4096).reason
         == codes.OVERSIZED_INVOCATION
     )
     outcome = flow.attempt(flow.driver_read("design"))
@@ -228,6 +234,7 @@ def _lagging(flow: Flow, session: SimulatedSession) -> Call:
 
 
 @pytest.mark.slow
+@pytest.mark.real_hook  # bytes flipped while the hook process reads
 def test_e08_55_prefix_changed_between_reads_is_rewritten(
     flow: Flow, session: SimulatedSession
 ) -> None:
@@ -329,6 +336,7 @@ def test_e08_59_long_padded_session_is_verified_and_a_sidechain_padding_breaks_i
     assert_denied(outcome, "sidechain")
 
 
+@pytest.mark.real_hook  # the deadline is the hook process's real alarm
 def test_a_decision_past_the_guard_deadline_is_an_unverified_guard_timeout(
     flow: Flow, session: SimulatedSession
 ) -> None:
