@@ -304,15 +304,17 @@ def test_installed_as_a_tool_sets_up_and_is_healthy(
     setup = _run([str(plangate), "setup"], env, home)
     assert setup.returncode == 0, setup.stdout + setup.stderr
     settings = json.loads((home / ".claude" / "settings.json").read_text(encoding="utf-8"))
-    (guard,) = settings["hooks"]["PreToolUse"]
-    command = guard["hooks"][0]["command"]
+    groups = settings["hooks"]["PreToolUse"]  # the guard's, and the workflow contracts'
+    commands = [hook["command"] for group in groups for hook in group["hooks"]]
+    assert any("plangate.hooks.pre_tool_use " in command for command in commands), commands
     tools = (
         ".local/share/uv/tools/plangate/"
         if installer == "uv"
         else ".local/share/pipx/venvs/plangate/"
     )
-    assert command.startswith(f'"{home}/{tools}bin/python" -S -c '), command
-    assert str(Path(__file__).resolve().parents[1]) not in command  # not this checkout
+    for command in commands:
+        assert command.startswith(f'"{home}/{tools}bin/python" -S -c '), command
+        assert str(Path(__file__).resolve().parents[1]) not in command  # not this checkout
     skill = (home / ".claude" / "skills" / "autoplan" / "SKILL.md").read_text(encoding="utf-8")
     assert f"{home}/.local/" in skill and "{{PLANGATE}}" not in skill
 

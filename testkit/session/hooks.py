@@ -190,18 +190,27 @@ class HookRunner(SessionParts):
             return []
         return [json.loads(line) for line in text.splitlines() if line.strip()]
 
-    def hook_command(self, tool_name: str) -> str:
-        """The PreToolUse command registered for ``tool_name`` in ``~/.claude/settings.json``."""
+    def hook_commands(self, tool_name: str) -> list[str]:
+        """Every PreToolUse command registered for ``tool_name`` in ``~/.claude/settings.json``,
+        in the order Claude Code finds them."""
         settings = os.path.join(self.config_dir, "settings.json")
         with open(settings, encoding="utf-8") as handle:
             value = json.load(handle)
-        for entry in value.get("hooks", {}).get("PreToolUse", []):
-            matcher = entry.get("matcher", "")
-            if not matcher or re.fullmatch(matcher, tool_name):
-                for hook in entry.get("hooks", []):
-                    if hook.get("type") == "command":
-                        return str(hook["command"])
-        raise LookupError(f"no PreToolUse hook registered for {tool_name} in {settings}")
+        return [
+            str(hook["command"])
+            for entry in value.get("hooks", {}).get("PreToolUse", [])
+            if not entry.get("matcher", "") or re.fullmatch(entry.get("matcher", ""), tool_name)
+            for hook in entry.get("hooks", [])
+            if hook.get("type") == "command"
+        ]
+
+    def hook_command(self, tool_name: str) -> str:
+        """The first PreToolUse command registered for ``tool_name`` (LookupError: none)."""
+        commands = self.hook_commands(tool_name)
+        if not commands:
+            settings = os.path.join(self.config_dir, "settings.json")
+            raise LookupError(f"no PreToolUse hook registered for {tool_name} in {settings}")
+        return commands[0]
 
     def payload(
         self,
