@@ -7,6 +7,7 @@ cost a two-core machine tens of milliseconds each, so they are kept off the hook
 from __future__ import annotations
 
 import json
+import os
 import pkgutil
 import subprocess
 import sys
@@ -170,3 +171,32 @@ def test_the_fast_parser_reads_the_same_without_its_optional_helper(tmp_path: Pa
         "uuid": "u1",
         "toolUseResult": {"isAsync": True},
     }
+
+
+def test_a_read_below_the_fast_parser_threshold_does_not_import_its_module(
+    tmp_path: Path,
+) -> None:
+    """The threshold lives in plangate.journal.codes: a hook's read of a small journal
+    learns it without importing plangate.journal.fast; over it, the module is loaded."""
+    from plangate.journal.codes import FAST_MIN_BYTES_ENV
+
+    journal = tmp_path / "journal.jsonl"
+    journal.write_text('{"type": "user", "message": {"role": "user", "content": "hi"}}\n')
+    probe = (
+        "import sys; from plangate.journal.reader import read_journal; "
+        "read_journal(sys.argv[1]); print('plangate.journal.fast' in sys.modules)"
+    )
+
+    def loaded(threshold: str) -> str:
+        env = {**os.environ, FAST_MIN_BYTES_ENV: threshold}
+        result = subprocess.run(
+            [sys.executable, "-c", probe, str(journal)],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=env,
+        )
+        return result.stdout.strip()
+
+    assert loaded(str(10**12)) == "False"
+    assert loaded("0") == "True"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 
 from plangate import jsonio
 from plangate.errors import PlangateError
@@ -343,8 +344,11 @@ def sha256_hex(data: bytes) -> str:
 
 
 def _load_sha256() -> Callable[[bytes], object]:
-    # The built-in module is far cheaper to import than OpenSSL's _hashlib.
-    for name in ("_sha2", "_sha256"):
+    # The built-in module is far cheaper to import than OpenSSL's _hashlib. Its name is
+    # `_sha2` from Python 3.12 and `_sha256` before: this Python's own name is tried first,
+    # since a failed import searches every folder on the path.
+    names = ("_sha2", "_sha256") if sys.version_info >= (3, 12) else ("_sha256", "_sha2")
+    for name in names:
         try:
             module = __import__(name)
         except ImportError:

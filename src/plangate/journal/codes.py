@@ -1,9 +1,11 @@
-"""Reason codes the journal reader gives when it refuses a journal.
+"""Reason codes the journal reader gives when it refuses a journal, and its size limits.
 
 The guard (seed 000) names the same codes; :mod:`plangate.guard` gives each its disposition.
 """
 
 from __future__ import annotations
+
+import os
 
 TOO_LARGE = "too_large"
 """One complete record is over the 32 MiB record limit."""
@@ -45,6 +47,19 @@ ERROR_STATUS_REASONS = frozenset(
 
 RECORD_MAX_BYTES = 32 * 1024 * 1024
 RETAINED_MAX_BYTES = 32 * 1024 * 1024
+
+FAST_MIN_BYTES_ENV = "PLANGATE_JOURNAL_FAST_MIN_BYTES"
+FAST_MIN_BYTES = 16 * 1024 * 1024
+"""Below this the compiled parser's import (about 15-30 ms: msgspec brings `typing` and
+more) costs more than the parse saves (about 1.5 ms per megabyte): :mod:`.fast`."""
+
+
+def fast_min_bytes() -> int:
+    """How many bytes a read must parse to use the compiled parser:
+    ``$PLANGATE_JOURNAL_FAST_MIN_BYTES``, else :data:`FAST_MIN_BYTES`. Kept here, so that a
+    read of a smaller journal does not import :mod:`.fast` to learn it."""
+    configured = os.environ.get(FAST_MIN_BYTES_ENV, "")
+    return int(configured) if configured.isdigit() else FAST_MIN_BYTES
 
 
 def unrecognized(detail: str) -> str:

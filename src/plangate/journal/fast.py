@@ -17,26 +17,28 @@ from __future__ import annotations
 import os
 import sys
 
+from plangate.journal.codes import FAST_MIN_BYTES, FAST_MIN_BYTES_ENV, fast_min_bytes
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from types import ModuleType
 
-FAST_MIN_BYTES_ENV = "PLANGATE_JOURNAL_FAST_MIN_BYTES"
-FAST_MIN_BYTES = 16 * 1024 * 1024
-"""Below this the import (about 15-30 ms: msgspec brings `typing` and more) costs more than
-the parse saves (about 1.5 ms per megabyte)."""
 MODULE = "msgspec"
 """The one module the hook path imports from outside the standard library, and lazily."""
 OPTIONAL = "typing_extensions"
 
+__all__ = [
+    "FAST_MIN_BYTES",
+    "FAST_MIN_BYTES_ENV",
+    "MODULE",
+    "OPTIONAL",
+    "fast_min_bytes",
+    "fast_parser",
+]
+
 _UNSET: object = object()
 _loaded: object = _UNSET
-
-
-def fast_min_bytes() -> int:
-    configured = os.environ.get(FAST_MIN_BYTES_ENV, "")
-    return int(configured) if configured.isdigit() else FAST_MIN_BYTES
 
 
 def fast_parser(to_parse: int) -> Callable[[bytes | memoryview, bool], object] | None:

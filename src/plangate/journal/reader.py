@@ -26,7 +26,6 @@ from plangate.journal.building import EventBuilder
 from plangate.journal.chain import extend_tip
 from plangate.journal.compact import Uncompacted, stand_in
 from plangate.journal.events import Event, ToolUse
-from plangate.journal.fast import fast_parser
 from plangate.journal.identity import (
     IdentityError,
     check_layout,
@@ -142,6 +141,15 @@ def index_min_bytes() -> int:
     return int(configured) if configured.isdigit() else INDEX_MIN_BYTES
 
 
+def _fast_parser(to_parse: int) -> Callable[[bytes | memoryview, bool], object] | None:
+    """:func:`.fast.fast_parser`, imported only when ``to_parse`` bytes may want it."""
+    if to_parse < codes.fast_min_bytes():
+        return None
+    from plangate.journal.fast import fast_parser  # only journals worth the compiled parser
+
+    return fast_parser(to_parse)
+
+
 def _session_from_name(path: str) -> str:
     name = os.path.basename(path)
     return name[: -len(".jsonl")] if name.endswith(".jsonl") else name
@@ -221,7 +229,7 @@ def _read_whole(
             prior=prior,
             builder=builder,
             record_max=reading.record_max,
-            fast=fast_parser(size),
+            fast=_fast_parser(size),
             compact=compact,
             only_session=None if layout or not compact else verdict.session_id,
         )
@@ -382,7 +390,7 @@ def _read_indexed(
             start=saved.boundary,
             start_line=saved.lines,
             start_digest=saved.crc,
-            fast=fast_parser(info.st_size - saved.boundary),
+            fast=_fast_parser(info.st_size - saved.boundary),
             compact=saved.compact,
             known=known,
             last=saved.last_id,
