@@ -6,16 +6,19 @@ A real ``claude -p`` session on the stand-in model, with plangate set up by ``pl
 setup`` in a fresh HOME, runs /autoplan's init, N ordinary Reads of project files, then
 enters the CEO phase, dispatches its reviewer, publishes its report and enters Design: two
 phase entries and one dispatch. Every plangate handler's command is prefixed with an append to
-a log, so each process start is counted. The same session runs twice: with the registration
-``plangate setup`` writes (one handler per ``if`` condition, :data:`GUARD_CONDITIONS`), and
-with those handlers folded into one that has no ``if`` (the registration before them). The
-guard's decisions must be the same in both.
+a log with its hook event and module, so each process start is counted: the guard's
+(PreToolUse, :mod:`plangate.hooks.pre_tool_use`) and every plangate hook's (the workflow
+contracts' and the gates' too, as registered by default). The same session runs twice:
+with the registration ``plangate setup`` writes (one handler per ``if`` condition,
+:data:`GUARD_CONDITIONS`), and with those handlers folded into one that has no ``if`` (the
+registration before them). The guard's decisions must be the same in both.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,26 +29,32 @@ from plangate.harness.claude import ClaudeEnv
 from plangate.harness.standin import StandIn, tool_use
 from plangate.hook_registry import GUARD_CONDITIONS
 
+GUARD_MODULE = "plangate.hooks.pre_tool_use"
+
 
 @dataclass
 class Starts:
-    """What one session did: hook processes started, and the guard's decisions."""
+    """What one session did: hook processes started (the guard's, and all of plangate's),
+    and the guard's decisions."""
 
     shape: str
     starts: int
+    all_starts: int
     decisions: list[tuple[str, str | None]]
     seconds: float
 
 
 def _count_starts(settings: Path, log: Path, filtered: bool) -> None:
     data: dict[str, Any] = json.loads(settings.read_text(encoding="utf-8"))
-    for groups in data["hooks"].values():
+    for event, groups in data["hooks"].items():
         for group in groups:
             handlers = group["hooks"]
             if not filtered:  # the registration before the `if` conditions: one handler
                 handlers = [{k: v for k, v in handlers[0].items() if k != "if"}]
             for handler in handlers:
-                handler["command"] = f"echo start >> '{log}'; {handler['command']}"
+                found = re.search(r"from (\S+) import main", handler["command"])
+                module = found.group(1) if found else "?"
+                handler["command"] = f"echo '{event} {module}' >> '{log}'; {handler['command']}"
             group["hooks"] = handlers
     settings.write_text(json.dumps(data, indent=2), encoding="utf-8")
 
@@ -79,10 +88,11 @@ def session(root: Path, reads: int, filtered: bool, timeout: float = 180) -> Sta
         result = project.run("/autoplan plan.md", player, timeout=timeout)
     if not result.ok:
         raise RuntimeError(result.describe())
-    starts = len(log.read_text().splitlines()) if log.exists() else 0
+    lines = log.read_text().splitlines() if log.exists() else []
+    starts = lines.count(f"PreToolUse {GUARD_MODULE}")
     got = [(entry["decision"], entry["code"]) for entry in decisions(project.state_root)]
     shape = f"{len(GUARD_CONDITIONS)} `if` handlers" if filtered else "one handler, no `if`"
-    return Starts(shape, starts, got, result.duration)
+    return Starts(shape, starts, len(lines), got, result.duration)
 
 
 def main() -> None:
@@ -100,10 +110,15 @@ def main() -> None:
     print(
         f"hook processes in one session: {args.reads} ordinary Reads, 2 phase entries, 1 dispatch"
     )
-    print(f"{'registration':24} {'hook processes':>15} {'session s':>10}  guard decisions")
+    print(
+        f"{'registration':24} {'guard processes':>15} {'all plangate':>12} {'session s':>10}"
+        "  guard decisions"
+    )
     for row in rows:
         decided = ", ".join(d + (f" {c}" if c else "") for d, c in row.decisions)
-        print(f"{row.shape:24} {row.starts:>15} {row.seconds:>10.1f}  {decided}")
+        print(
+            f"{row.shape:24} {row.starts:>15} {row.all_starts:>12} {row.seconds:>10.1f}  {decided}"
+        )
 
 
 if __name__ == "__main__":

@@ -113,8 +113,11 @@ def _session(make: Callable[[Player], AutoplanProject], on: bool) -> None:
     assert logged == [("allow", None)], logged  # the CEO entry; the Agent call logs nothing
     after = _saved(project, second.journal_path)
     assert after is not None
-    if before is not None:  # the entry's read went on from the pre-index's index: a delta
-        assert after == (before[0], before[1] + 1), (before, after)
+    if before is not None:
+        # The entry's read went on from the pre-index's index: deltas on the same file, no
+        # new snapshot (a later read of the hook run may add one more delta if the journal
+        # grew in between, as the call itself being journaled).
+        assert after[0] == before[0] and before[1] < after[1] <= before[1] + 2, (before, after)
     else:  # a cold read: the index it started, a snapshot
         assert after[1] == 1, after
 

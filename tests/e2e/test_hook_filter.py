@@ -30,6 +30,8 @@ def test_ordinary_reads_start_no_process_and_decisions_stay(
     # CEO entry, its dispatch, its close packet (a checkpoint-folder Read), Design entry
     assert filtered.starts == 4
     assert unfiltered.starts == READS + filtered.starts
+    # The other plangate hooks (the workflow contracts', by default) start alike either way.
+    assert unfiltered.all_starts - unfiltered.starts == filtered.all_starts - filtered.starts
     assert filtered.decisions == unfiltered.decisions == [("allow", None)] * 3
 
 
