@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from plangate.guard.fold import BAD, OK, WAITING, window_start
+from plangate.guard.world import OS
 
 P = ["/p/plan.md", "/p/.plangate/tmp/autoplan/plan-restore-1.md"]
 Q = ["/p/other.md", "/p/.plangate/tmp/autoplan/other-restore-1.md"]
@@ -33,4 +34,4 @@ def init(at: int, plans: list[str], status: str = OK) -> list[Any]:
     ],
 )
 def test_the_window_holds_every_init_that_can_bind(inits: list[list[Any]], start: int) -> None:
-    assert window_start(TURNS, inits) == start
+    assert window_start(TURNS, inits, OS) == start

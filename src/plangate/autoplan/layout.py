@@ -141,23 +141,28 @@ def parse_folder_name(name: str) -> tuple[str, str] | None:
     return None
 
 
-def canonical_path(path: str) -> str:
+def canonical_path(
+    path: str,
+    exists: Callable[[str], bool] = os.path.exists,
+    real_path: Callable[[str], str] = os.path.realpath,
+) -> str:
     """The canonical form of a path that may not exist yet.
 
     The path is made absolute and normalised; its deepest existing ancestor is resolved with
     ``realpath`` and the missing parts are joined back on. ``init`` reports paths in this
-    form, and the guard canonicalizes the init command's arguments the same way.
+    form, and the guard canonicalizes the init command's arguments the same way, through its
+    world's ``exists`` and ``real_path`` (:meth:`plangate.guard.world.World.canonical_path`).
     """
     absolute = os.path.abspath(path)
     existing = absolute
     missing: list[str] = []
-    while not os.path.exists(existing):
+    while not exists(existing):
         parent = os.path.dirname(existing)
         if parent == existing:
             break
         missing.append(os.path.basename(existing))
         existing = parent
-    resolved = os.path.realpath(existing)
+    resolved = real_path(existing)
     for part in reversed(missing):
         resolved = os.path.join(resolved, part)
     return resolved

@@ -50,7 +50,7 @@ class Binding:
         return os.path.dirname(self.restore)
 
 
-def init_result(text: str, arguments: list[str]) -> dict[str, Any]:
+def init_result(text: str, arguments: list[str], world: World) -> dict[str, Any]:
     """The JSON an init printed, checked against its own arguments.
 
     Raises ``init_failed`` when the output is not one JSON object and ``init_mismatch`` when
@@ -63,7 +63,7 @@ def init_result(text: str, arguments: list[str]) -> dict[str, Any]:
     if not isinstance(value, dict):
         # The denial then says to re-run it without a leading `cd` (reasons.DETAIL_TEXT).
         raise Refusal("init_failed", INIT_FAILED_NOT_JSON)
-    source, active, restore = (layout.canonical_path(argument) for argument in arguments)
+    source, active, restore = (world.canonical_path(argument) for argument in arguments)
     checks = (
         value.get("sourcePlan") == source,
         value.get("activePlan") == active,

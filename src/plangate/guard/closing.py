@@ -231,7 +231,8 @@ def _edits_active_plan(use: ToolUse, binding: Binding, installation: Installatio
     file_path = use.input.get("file_path") if use.input else None
     if not isinstance(file_path, str):
         return use.input is None  # an edit too large to index counts, to be safe
-    return layout.canonical_path(calls.resolve(file_path, installation.cwd)) == binding.active
+    edited = calls.resolve(file_path, installation.cwd)
+    return installation.world.canonical_path(edited) == binding.active
 
 
 def read_in_full(use: ToolUse, path: str, history: History, installation: Installation) -> bool:

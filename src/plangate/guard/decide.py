@@ -209,7 +209,9 @@ def _checkpoint_created(
 ) -> tuple[str, str, int] | None:
     if use.name != "Bash" or not use.input or not isinstance(use.input.get("command"), str):
         return None
-    call = literal_plangate_call(use.input["command"], installation.plangate)
+    call = literal_plangate_call(
+        use.input["command"], installation.plangate, world=installation.world
+    )
     if call is None or call.subcommand != "checkpoint" or len(call.arguments) != 2:
         return None
     result = history.single_success(use)

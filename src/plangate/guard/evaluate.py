@@ -18,7 +18,6 @@ from plangate.guard.fold import GuardTracker
 from plangate.guard.observe import JOURNAL, PAYLOAD, Chain, Observation, observe
 from plangate.guard.state import Installation, Refusal
 from plangate.journal.events import Event, ToolResult, ToolUse
-from plangate.journal.owners import project_owners
 from plangate.journal.paths import is_owned_path
 from plangate.journal.reader import Verdict
 from plangate.locations import claude_config_dir, journal_index_dir
@@ -126,7 +125,7 @@ def journal_read(
     return {
         "session_id": str(payload["session_id"]),
         "tool_use_id": str(payload["tool_use_id"]),
-        "owners": project_owners(project_dir),
+        "owners": tracker.installation.world.project_owners(project_dir),
         "config_dir": claude_config_dir(),
         "index_dir": journal_index_dir(),
         "tracker": tracker,

@@ -25,7 +25,6 @@ from __future__ import annotations
 import os
 
 from plangate import __version__
-from plangate.autoplan.layout import canonical_path
 from plangate.guard.invocation import Disarm
 from plangate.guard.literal_calls import kept_in_full
 from plangate.guard.state import Installation
@@ -39,6 +38,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
+    from plangate.guard.world import World
     from plangate.journal.window import Reload
 
 VERSION = 4
@@ -145,7 +145,7 @@ class GuardTracker(Tracker):
                         init[3] = OK if fine and event.text_starts_json else BAD
                 elif isinstance(event, TaskNotification):
                     storable = noted.add(event.tool_use_id) and storable
-        cut = window_start(turns, inits)
+        cut = window_start(turns, inits, self.installation.world)
         kept = {at: dumped for at, dumped in snapshots.items() if at >= cut}
         return {
             "count": position + len(records),
@@ -237,12 +237,13 @@ def plans_of(arguments: list[str]) -> list[str]:
     return [arguments[1], arguments[2]]
 
 
-def same_plans(first: list[str], second: list[str]) -> bool:
+def same_plans(first: list[str], second: list[str], world: World) -> bool:
     """Whether two inits name the same plans once canonical (only asked when they are
     spelled differently: it resolves links)."""
     if first == second:
         return True
-    return [canonical_path(path) for path in first] == [canonical_path(path) for path in second]
+    canonical = world.canonical_path
+    return [canonical(path) for path in first] == [canonical(path) for path in second]
 
 
 class Ordered:
@@ -264,7 +265,7 @@ class Ordered:
             self.items.append(item)
 
 
-def window_start(turns: list[int], inits: list[list[Any]]) -> int:
+def window_start(turns: list[int], inits: list[list[Any]], world: World) -> int:
     """The window's first position: the last human turn (``turns``, ascending) at or before
     the first init of the trailing run that can hold the binding.
 
@@ -276,7 +277,7 @@ def window_start(turns: list[int], inits: list[list[Any]]) -> int:
     if inits:
         earliest, plans = inits[-1][0], inits[-1][1]
         for at, other, _, status in reversed(inits[:-1]):
-            if status == OK and not same_plans(other, plans):
+            if status == OK and not same_plans(other, plans, world):
                 break
             earliest = at
     start = 0

@@ -75,7 +75,7 @@ class Disarm:
                 self.outside = False
                 self.init_after = True
                 return arguments
-            if is_gate_render(command, installation.plangate):
+            if is_gate_render(command, installation.plangate, installation.world):
                 self.gates.add(event.tool_use_id)
         elif isinstance(event, ToolResult):
             if event.tool_use_id in self.gates:
@@ -133,7 +133,7 @@ def bind(history: History, installation: Installation) -> Binding:
             failed = Refusal("init_failed", "the init failed")
             continue
         try:
-            value = init_result(result.text, arguments)
+            value = init_result(result.text, arguments, installation.world)
         except Refusal as refusal:
             if refusal.code == "init_failed":
                 failed = refusal

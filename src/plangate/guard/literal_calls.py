@@ -9,7 +9,7 @@ init`` some other way is *unbindable*, and the denial says how to run it instead
 
 from __future__ import annotations
 
-import os
+from plangate.guard.world import OS, World
 
 _BARE_FORBIDDEN = frozenset(" \t\n'\"\\$`;&|<>(){}*?[]!#~")
 _UNBINDABLE_MARKS = ("$", "`", "|", ";", "&&", ">", "<", "$(")
@@ -78,27 +78,27 @@ def split_literal(command: str) -> list[str] | None:
 
 
 def literal_plangate_call(
-    command: str, executable: str, group: str = "autoplan"
+    command: str, executable: str, group: str = "autoplan", world: World = OS
 ) -> LiteralCall | None:
     """The ``plangate <group> <sub> …`` call ``command`` makes (``autoplan`` unless told),
     when it is literal and runs ``executable`` (this installation's plangate, compared by
-    realpath)."""
+    real path in ``world``)."""
     if group not in command:
         return None  # the cheap test first: most Bash commands are not plangate's
     words = split_literal(command)
     if words is None or len(words) < 3 or words[1] != group:
         return None
-    if not _same_file(words[0], executable):
+    if not world.same_file(words[0], executable):
         return None
     return LiteralCall(words[0], words[2], words[3:])
 
 
-def init_arguments(command: object, executable: str) -> list[str] | None:
+def init_arguments(command: object, executable: str, world: World = OS) -> list[str] | None:
     """The three paths of a literal ``plangate autoplan init`` call, else None: the one
     answer to "is this Bash command an init the guard can bind?"."""
     if not isinstance(command, str):
         return None
-    call = literal_plangate_call(command, executable)
+    call = literal_plangate_call(command, executable, world=world)
     if call is None or call.subcommand != "init" or len(call.arguments) != 3:
         return None
     return call.arguments
@@ -111,12 +111,12 @@ def kept_in_full(command: object) -> bool:
     return command is None or "autoplan" in str(command)
 
 
-def is_gate_render(command: object, executable: str) -> bool:
+def is_gate_render(command: object, executable: str, world: World = OS) -> bool:
     """A literal ``plangate gate render <restore>`` call: the Final Approval Gate's write,
     which ends the /autoplan invocation once it succeeds."""
     if not isinstance(command, str):
         return False
-    call = literal_plangate_call(command, executable, "gate")
+    call = literal_plangate_call(command, executable, "gate", world)
     return call is not None and call.subcommand == "render" and len(call.arguments) == 1
 
 
@@ -128,12 +128,3 @@ def looks_like_unbindable_init(command: str) -> bool:
     if "plangate" not in command and "$" not in command:
         return False
     return any(mark in command for mark in _UNBINDABLE_MARKS)
-
-
-def _same_file(first: str, second: str) -> bool:
-    if not os.path.isabs(first):
-        return False
-    try:
-        return os.path.realpath(first) == os.path.realpath(second) and os.path.isfile(first)
-    except (OSError, ValueError):
-        return False

@@ -5,6 +5,7 @@ report starts one), after which a Read outside the working folder shows a card. 
 approves exactly two kinds of file: a Markdown file of this installation's /autoplan skill
 (reached by its real path), and an immutable artifact of a checkpoint or close folder in
 ``<repo>/.plangate/tmp/autoplan/`` when the session's project is that repository or inside it.
+Every look at the file system is ``world``'s (:mod:`plangate.guard.world`).
 """
 
 from __future__ import annotations
@@ -12,33 +13,29 @@ from __future__ import annotations
 import os
 import stat
 
-from plangate import skill_names
 from plangate.autoplan import layout
+from plangate.guard.world import OS, World
 
 ARTIFACT_NAMES = frozenset((*layout.CHECKPOINT_FILES, layout.CLOSE_PACKET))
 
 
-def skill_dirs(project_dir: str) -> list[str]:
-    return skill_names.skill_dirs(layout.SKILL_NAME, project_dir)
+def owned_by_autoplan(path: str, project_dir: str, world: World = OS) -> bool:
+    return _skill_file(path, project_dir, world) or _artifact(path, project_dir, world)
 
 
-def owned_by_autoplan(path: str, project_dir: str) -> bool:
-    return _skill_file(path, project_dir) or _artifact(path, project_dir)
-
-
-def _skill_file(path: str, project_dir: str) -> bool:
+def _skill_file(path: str, project_dir: str, world: World) -> bool:
     if not path.endswith(".md"):
         return False
-    real = os.path.realpath(path)
-    for skill_dir in skill_dirs(project_dir):
-        root = os.path.realpath(skill_dir)
-        if os.path.commonpath([real, root]) == root and os.path.isfile(real):
+    real = world.real_path(path)
+    for skill_dir in world.skill_dirs(project_dir):
+        root = world.real_path(skill_dir)
+        if os.path.commonpath([real, root]) == root and world.is_file(real):
             relative = os.path.relpath(real, root)
             return relative.count(os.sep) <= 1
     return False
 
 
-def _artifact(path: str, project_dir: str) -> bool:
+def _artifact(path: str, project_dir: str, world: World) -> bool:
     folder, name = os.path.split(path)
     if name not in ARTIFACT_NAMES or layout.parse_folder_name(os.path.basename(folder)) is None:
         return False
@@ -48,13 +45,13 @@ def _artifact(path: str, project_dir: str) -> bool:
         if os.path.basename(repo) != part:
             return False
         repo = os.path.dirname(repo)
-    if os.path.realpath(path) != path:
+    if world.real_path(path) != path:
         return False
     try:
-        info = os.lstat(path)
+        info = world.lstat(path)
     except OSError:
         return False
     if not stat.S_ISREG(info.st_mode) or stat.S_IMODE(info.st_mode) != layout.IMMUTABLE_MODE:
         return False
-    project = os.path.realpath(project_dir)
+    project = world.real_path(project_dir)
     return project == repo or project.startswith(repo + os.sep)

@@ -29,7 +29,7 @@ class Installation:
         if not isinstance(command, str):
             return None
         if command not in self._inits:
-            self._inits[command] = init_arguments(command, self.plangate)
+            self._inits[command] = init_arguments(command, self.plangate, self.world)
         return self._inits[command]
 
 

@@ -7,6 +7,14 @@ own methods are the operating system's, and :data:`OS` is the world every hook r
 A test hands :func:`plangate.guard.evaluate.evaluate` (or sets :data:`DEFAULT` to) a subclass
 with an injected clock, to decide in-process without sleeping. Standard library and plangate
 only (hook path).
+
+Every look at the file system a phase decision makes is one of these methods, path
+resolution included (:meth:`World.real_path`, :meth:`World.is_file`, :meth:`World.exists`,
+:meth:`World.lstat`, and :meth:`World.same_file` / :meth:`World.canonical_path` built on
+them). Pure string work on paths (``calls.resolve``: ``~``, the cwd, ``normpath``) is not a
+read and stays in the callers. What the guard *writes* is not the world: the decision log
+(:mod:`plangate.guard.log`), the journal index the reader saves, and the pre-index markers
+(:mod:`plangate.guard.preindex`) are the guard's own state, written where they always were.
 """
 
 from __future__ import annotations
@@ -53,10 +61,44 @@ class World:
     def stat(self, path: str) -> os.stat_result:
         return os.stat(path)
 
+    def lstat(self, path: str) -> os.stat_result:
+        return os.lstat(path)
+
+    def real_path(self, path: str) -> str:
+        """``path`` with every link resolved (:func:`os.path.realpath`)."""
+        return os.path.realpath(path)
+
+    def is_file(self, path: str) -> bool:
+        """Whether ``path`` (links followed) is a regular file."""
+        return os.path.isfile(path)
+
+    def exists(self, path: str) -> bool:
+        return os.path.exists(path)
+
     def real_file(self, path: str) -> str | None:
         """The real path of ``path`` when it is a regular file, else None."""
-        real = os.path.realpath(path)
-        return real if os.path.isfile(real) else None
+        real = self.real_path(path)
+        return real if self.is_file(real) else None
+
+    def same_file(self, first: str, second: str) -> bool:
+        """Whether absolute ``first`` is the regular file ``second`` names (by real path)."""
+        if not os.path.isabs(first):
+            return False
+        try:
+            return self.real_path(first) == self.real_path(second) and self.is_file(first)
+        except (OSError, ValueError):
+            return False
+
+    def canonical_path(self, path: str) -> str:
+        """:func:`plangate.autoplan.layout.canonical_path`, resolved in this world."""
+        return layout.canonical_path(path, exists=self.exists, real_path=self.real_path)
+
+    def project_owners(self, project_dir: str) -> list[str]:
+        """The folders whose sessions' journals are the project's
+        (:func:`plangate.journal.owners.project_owners`: it and its linked worktrees)."""
+        from plangate.journal.owners import project_owners
+
+        return project_owners(project_dir)
 
     def skill_dirs(self, project_dir: str) -> list[str]:
         """The /autoplan skill folders this installation answers for."""
