@@ -54,7 +54,6 @@ from benchmarks.timing import (
     load_average,
     log,
     parser_state,
-    run,
     source_state,
     target,
 )
@@ -224,24 +223,9 @@ class GuardBench(jd.Bench):
     ) -> Sample:
         """One hook run; ``path`` is the decision path the log must show (None: the fast
         path, which must answer ``{}`` and log nothing). Anything else stops the benchmark."""
-        payload = os.path.join(session.folder, "payload.json")
-        with open(payload, "wb") as handle:
-            handle.write(session.payload(tool_id, file_path))
-        logged = len(session.log_lines())
-        fd = os.open(payload, os.O_RDONLY)
-        try:
-            sample = run(
-                self.install.hook_argv,
-                env=session.env,
-                cwd=session.journal.project,
-                peak=peak,
-                stdin=fd,
-            )
-        finally:
-            os.close(fd)
+        sample, added = session.run_hook(self.install.hook_argv, tool_id, file_path, peak)
         session.unread = 0
         text = sample.output.decode("utf-8", "replace").strip()
-        lines = session.log_lines()
         what = f"{session.journal.label}, {os.path.basename(session.folder)}, {file_path}"
         try:
             output = json.loads(text)
@@ -250,10 +234,10 @@ class GuardBench(jd.Bench):
         if sample.returncode != 0 or output is None:
             raise SystemExit(f"the guard failed ({what}): exit {sample.returncode}\n{text}")
         if path is None:
-            if output != {} or len(lines) != logged:
+            if output != {} or added:
                 raise SystemExit(f"the fast path did not answer {{}} silently ({what}): {text}")
             return sample
-        entry = json.loads(lines[-1]) if len(lines) == logged + 1 else None
+        entry = json.loads(added[0]) if len(added) == 1 else None
         if (
             not verified_allow(output)
             or entry is None
@@ -263,7 +247,7 @@ class GuardBench(jd.Bench):
         ):
             raise SystemExit(
                 f"the guard did not give the verified allow on the {path} path ({what}).\n"
-                f"output: {text}\nlog: {lines[logged:]}"
+                f"output: {text}\nlog: {added}"
             )
         self.outputs.setdefault(path, text)
         return sample

@@ -17,6 +17,7 @@ from benchmarks.content import Block, bash_call, read_blocks
 from benchmarks.corpus import Corpus
 from benchmarks.generated import GeneratedJournal, append_records, copy_tree
 from benchmarks.synthetic import SyntheticJournal
+from benchmarks.timing import Sample, run
 from plangate.harness.autoplan import PLAN  # the plan the /autoplan e2e tests review
 
 HOOK_MODULE = "plangate.hooks.pre_tool_use"
@@ -202,6 +203,22 @@ class Session:
             "tool_use_id": tool_id,
         }
         return json.dumps(payload).encode("utf-8")
+
+    def run_hook(
+        self, argv: list[str], tool_id: str, file_path: str, peak: bool = False
+    ) -> tuple[Sample, list[str]]:
+        """One run of the hook ``argv`` on the Read payload of ``file_path``, fed on stdin as
+        Claude Code feeds it; the sample, and the decision-log lines the run added."""
+        payload = os.path.join(self.folder, "payload.json")
+        with open(payload, "wb") as handle:
+            handle.write(self.payload(tool_id, file_path))
+        logged = len(self.log_lines())
+        fd = os.open(payload, os.O_RDONLY)
+        try:
+            sample = run(argv, env=self.env, cwd=self.journal.project, peak=peak, stdin=fd)
+        finally:
+            os.close(fd)
+        return sample, self.log_lines()[logged:]
 
     def log_lines(self) -> list[str]:
         try:

@@ -190,22 +190,9 @@ class RecordBench:
         driver = os.path.join(session.config, TASKS_DRIVER)
         first = ""
         for kind in ("cold", "warm") if record else ("cold",):
-            payload = os.path.join(session.folder, "payload.json")
-            with open(payload, "wb") as handle:
-                handle.write(session.payload(session.new_tool_id(), driver))
-            logged = len(session.log_lines())
-            fd = os.open(payload, os.O_RDONLY)
-            try:
-                sample = run(
-                    self.install.hook_argv,
-                    env=session.env,
-                    cwd=self.journal.project,
-                    peak=peak,
-                    stdin=fd,
-                )
-            finally:
-                os.close(fd)
-            lines = session.log_lines()[logged:]
+            sample, lines = session.run_hook(
+                self.install.hook_argv, session.new_tool_id(), driver, peak
+            )
             entry = json.loads(lines[-1]) if lines else {}
             outcome = f"{entry.get('decision')} {entry.get('code')}" if entry else "no log entry"
             if not record:
