@@ -42,12 +42,13 @@ def settings_object(
 ) -> dict[str, object]:
     """The settings for these gates: ``{"hooks": {...}, "env": {...}}``. With ``contracts``
     the Read and Agent entries of the contracts known for ``project`` (default: the working
-    folder) get their ``if`` conditions (:mod:`plangate.contracts.entries`)."""
+    folder) get their ``if`` conditions (:mod:`plangate.contracts.entries`); a contract that
+    does not parse is named on stderr and registered from its fallback."""
     conditions: tuple[str, ...] = ()
     if contracts:
-        from plangate.contracts import entries
+        from plangate.install.context import registered_conditions
 
-        conditions = entries.conditions(entries.known(project or os.getcwd()))
+        conditions = registered_conditions(project or os.getcwd(), sys.stderr)
     hooks = hook_registry.hook_settings(
         ceo_review,
         autoplan,

@@ -6,6 +6,13 @@ two-core machine), too much for every tool call. A contract parsed once is kept 
 changed file is parsed again. A contract that fails to parse is kept as its error, so the
 hook reports it (``contract_invalid``) on every call until it is fixed. The cache is only a
 cache: unreadable, it is rebuilt; unwritable, every call parses.
+
+Beside its error, a broken contract keeps a *fallback*: the last version of the file that
+parsed (:data:`GOOD`; the hook's own earlier parse, or the one ``plangate setup`` derived
+the Read and Agent ``if`` conditions from, :meth:`Cache.remember`), else the entries the
+broken file still names (:data:`SALVAGED`, :mod:`.salvage`). The hook refuses a Read or an
+Agent call that the fallback makes a phase entry (``contract_invalid``): a broken contract
+never turns its Read and Agent entries off silently either.
 """
 
 from __future__ import annotations
@@ -23,6 +30,10 @@ if TYPE_CHECKING:
 CACHE_DIR = "cache"
 CACHE_NAME = "contracts.json"
 SCHEMA = 1
+GOOD = "good"
+"""A fallback that is the last version of the file that parsed."""
+SALVAGED = "salvaged"
+"""A fallback read from the broken file itself (no version of it ever parsed here)."""
 
 
 def cache_path(state_root: str | None = None) -> str:
@@ -72,12 +83,44 @@ class Cache:
             self.entries[path] = {
                 "stamp": stamp,
                 "error": {"message": error.message, "remedy": error.remedy, "line": error.line},
+                "fallback": _fallback_after(entry, path),
             }
             self.changed = True
             raise
         self.entries[path] = {"stamp": stamp, "contract": to_dict(contract)}
         self.changed = True
         return contract
+
+    def fallback(self, path: str) -> tuple[model.Contract, str] | None:
+        """The fallback of the broken contract at ``path`` and its kind (:data:`GOOD`,
+        :data:`SALVAGED`); None when none is kept (or the file is not broken)."""
+        entry = self.entries.get(path)
+        kept = entry.get("fallback") if isinstance(entry, dict) else None
+        if not isinstance(kept, dict):
+            return None
+        try:
+            return from_dict(kept["contract"], path), str(kept["kind"])
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return None  # a cache from another version
+
+    def remember(self, path: str, contract: model.Contract) -> None:
+        """Keep ``contract`` (parsed just now, by setup) as the good version of ``path``, for
+        when the file breaks later. A parse the cache holds for the file as it is now stays
+        as it is; anything else is replaced by the fallback alone, so the next hook call
+        parses the file itself (setup leaves the hook's cache as cold as it found it)."""
+        try:
+            info = os.stat(path)
+        except OSError:
+            return
+        entry = self.entries.get(path)
+        if (
+            isinstance(entry, dict)
+            and entry.get("stamp") == [info.st_size, info.st_mtime_ns]
+            and "contract" in entry
+        ):
+            return
+        self.entries[path] = {"fallback": {"kind": GOOD, "contract": to_dict(contract)}}
+        self.changed = True
 
     def save(self) -> None:
         if not self.changed:
@@ -91,6 +134,21 @@ class Cache:
         except (OSError, ValueError):
             pass  # only a cache
         self.changed = False
+
+
+def _fallback_after(entry: object, path: str) -> dict[str, Any] | None:
+    """The fallback for a file that just failed to parse: the version the cache held if it
+    parsed (or the good version it kept), else the entries the broken file names."""
+    if isinstance(entry, dict):
+        if isinstance(entry.get("contract"), dict) and "error" not in entry:
+            return {"kind": GOOD, "contract": entry["contract"]}
+        kept = entry.get("fallback")
+        if isinstance(kept, dict) and kept.get("kind") == GOOD:
+            return kept
+    from plangate.contracts.salvage import salvage
+
+    found = salvage(path)
+    return None if found is None else {"kind": SALVAGED, "contract": to_dict(found)}
 
 
 def _from_entry(entry: dict[str, Any], path: str) -> model.Contract:

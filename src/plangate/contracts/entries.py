@@ -15,8 +15,10 @@ one handler each, so that any other Read starts no process:
 
 The conditions only spare processes: every call they let through is judged in full here.
 A contract added after setup has its entries registered by the next ``plangate setup``
-(``plangate doctor`` names the workflows whose entries are not covered). Standard library
-only (hook path).
+(``plangate doctor`` names the workflows whose entries are not covered). A contract that
+does not parse when setup runs is registered from its fallback (its last good version, or
+the entries the broken file names; :mod:`.compiled`), and setup and doctor name it.
+Standard library only (hook path).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from plangate.contracts.discovery import Found
     from plangate.contracts.model import Contract, Phase
 
 READ = "Read"
@@ -101,21 +104,77 @@ def conditions(contracts: Iterable[Contract]) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
-def known(project: str, state_root: str | None = None) -> list[Contract]:
-    """Every contract that parses among those found for ``project`` (beside the skills, the
-    project's, the user's, the library's), whether it applies there yet or not: a library
-    contract whose skills are installed later is covered from the start."""
+class Survey:
+    """The contracts found for a project that parse, and the broken files with the
+    fallback each keeps (:meth:`plangate.contracts.compiled.Cache.fallback`)."""
+
+    __slots__ = ("contracts", "broken")
+
+    def __init__(self) -> None:
+        self.contracts: list[Contract] = []
+        self.broken: list[tuple[Found, tuple[Contract, str] | None]] = []
+
+    def covered(self) -> list[Contract]:
+        """What setup registers entries for: the contracts that parse and the fallbacks of
+        those that do not (a broken contract keeps its Read and Agent entries)."""
+        kept = [fallback[0] for _, fallback in self.broken if fallback is not None]
+        return [*self.contracts, *kept]
+
+
+def broken_note(item: Found, fallback: tuple[Contract, str] | None) -> tuple[str, str]:
+    """What setup and doctor say of a contract that does not parse, and its remedy."""
+    from plangate.contracts.compiled import GOOD
+
+    error = item.error
+    assert error is not None
+    if fallback is None:
+        entries = "no Read or Agent entry of it is known, so none is registered"
+    elif fallback[1] == GOOD:
+        entries = "its Read and Agent entries are registered from its last good version"
+    else:
+        entries = "its Read and Agent entries are registered as the broken file names them"
+    starts = "every skill start in the project" if item.skill is None else item.skill
+    message = (
+        f"the contract {error.where()} does not parse ({error.message}): {starts} and its "
+        f"Read and Agent phase entries are refused (contract_invalid); {entries}"
+    )
+    remedy = f"{error.remedy}, then run `plangate contract check {item.path}`"
+    if fallback is None:
+        remedy += " and `plangate setup` again"
+    return message, remedy
+
+
+def survey(project: str, state_root: str | None = None, *, record: bool = False) -> Survey:
+    """Every contract found for ``project`` (beside the skills, the project's, the user's,
+    the library's), whether it applies there yet or not: a library contract whose skills
+    are installed later is covered from the start. The hook's cache is read, not written;
+    with ``record`` (setup) the contracts that parse are kept as their files' good versions
+    (:meth:`~plangate.contracts.compiled.Cache.remember`), for when a file breaks later."""
     from plangate.contracts import compiled, discovery
     from plangate.errors import ContractError
 
     cache = compiled.Cache(state_root)
-    found: list[Contract] = []
+    kept = compiled.Cache(state_root) if record else None
+    found = Survey()
     for item in discovery.candidates(project, state_root):
         try:
-            found.append(cache.load(item.path))
-        except ContractError:
-            continue  # `plangate contract list` and the hook name it (contract_invalid)
-    return found  # the cache is read, never written: setup changes no hook state
+            contract = cache.load(item.path)
+        except ContractError as error:
+            item.error = error
+            found.broken.append((item, cache.fallback(item.path)))
+            continue
+        item.contract = contract
+        found.contracts.append(contract)
+        if kept is not None:
+            kept.remember(item.path, contract)
+    if kept is not None:
+        kept.save()
+    return found
+
+
+def known(project: str, state_root: str | None = None) -> list[Contract]:
+    """The contracts whose entries setup registers for ``project`` (:meth:`Survey.covered`)."""
+    return survey(project, state_root).covered()
 
 
 def uncovered(contracts: Iterable[Contract], registered: Iterable[object]) -> list[str]:

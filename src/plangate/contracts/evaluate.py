@@ -283,6 +283,11 @@ def call_entry(payload: dict[str, Any]) -> Output:
     project = project_dir(payload)
     found = applying(project)
     cwd = str(payload.get("cwd") or project)
+    if found.broken:
+        refused = broken_entry(found.broken, tool, data, cwd, project)
+        if refused is not None:
+            decision = logged(refused, "entry", None)
+            return decision.output(refused.facts)
     if entries.entered_by(found.contracts, tool, data, cwd, project) is None:
         return {}  # enters no phase whatever the variables (unbound: any value)
     session, read = session_of(payload, project, found.contracts, cwd)
@@ -296,6 +301,56 @@ def call_entry(payload: dict[str, Any]) -> Output:
         return unverified(ruling.workflow, ruling.detail, read.version, "entry")
     decision = logged(ruling, "entry", read.version)
     return decision.output(ruling.facts)
+
+
+def broken_entry(
+    broken: list[discovery.Found],
+    tool: str,
+    data: dict[str, Any],
+    cwd: str,
+    project: str,
+) -> rules.Ruling | None:
+    """``contract_invalid`` for a Read or an Agent call that a broken contract's fallback
+    (its last good version, or the entries the broken file names) makes a phase entry; any
+    value of its variables counts. A Read of the broken file itself is never refused."""
+    from plangate.contracts.templates import absolute
+
+    cache = compiled.Cache()
+    path = data.get("file_path")
+    target = absolute(path, cwd) if tool == entries.READ and isinstance(path, str) else None
+    for item in broken:
+        kept = cache.fallback(item.path) or _fallback_now(cache, item.path)
+        if kept is None or target == item.path:
+            continue  # it names no entry plangate can read (docs/contracts.md), or its own file
+        hit = entries.entered_by([kept[0]], tool, data, cwd, project)
+        if hit is None:
+            continue
+        contract, phase, _ = hit
+        assert item.error is not None
+        shown = os.path.relpath(item.path, project) if _inside(item.path, project) else item.path
+        line = f":{item.error.line}" if item.error.line else ""
+        by = "its last good version" if kept[1] == compiled.GOOD else "the broken file"
+        detail = (
+            f"{shown}{line}: {item.error.message}; by {by} this {tool} enters phase "
+            f"{phase.name}; fix it, then `plangate contract check {shown}`"
+        )
+        return rules.Ruling(codes.CONTRACT_INVALID, contract.name, phase.name, detail)
+    return None
+
+
+def _fallback_now(cache: compiled.Cache, path: str) -> tuple[Contract, str] | None:
+    """The fallback when the saved cache holds none (it could not be written): parsed now."""
+    from plangate.errors import ContractError
+
+    try:
+        cache.load(path)
+    except ContractError:
+        return cache.fallback(path)
+    return None  # it parses now: the next call decides it in full
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path.startswith(os.path.join(folder, ""))
 
 
 def _id(payload: dict[str, Any]) -> str | None:

@@ -315,13 +315,24 @@ def check_filter(found: list[Registration]) -> Check:
 
 def check_entries(found: list[Registration], cwd: str) -> Check:
     """Whether the contracts' Read and Agent phase entries known here are registered (their
-    ``if`` conditions are derived when setup runs: a contract added later is not covered)."""
+    ``if`` conditions are derived when setup runs: a contract added later is not covered),
+    and no contract found here fails to parse (a problem: its workflow is refused)."""
     serving = [reg for reg in found if "UserPromptExpansion" in reg.events]
     if not serving:
         return Check("contracts", OK, "the workflow contract hooks are not registered")
-    from plangate.contracts import entries
+    from plangate.contracts import discovery, entries
 
-    known = entries.known(cwd)
+    survey = entries.survey(cwd)
+    broken = [(i, f) for i, f in survey.broken if i.origin != discovery.LIBRARY]
+    if broken:
+        notes = [entries.broken_note(item, fallback) for item, fallback in broken]
+        return Check(
+            "contracts",
+            PROBLEM,
+            "; ".join(message for message, _ in notes),
+            "; ".join(remedy for _, remedy in notes),
+        )
+    known = survey.covered()
     registered = [condition for reg in serving for condition in reg.entry_conditions]
     missing = entries.uncovered(known, registered)
     if missing:

@@ -78,7 +78,19 @@ class InstallContext:
 
 def entry_conditions(ctx: InstallContext) -> tuple[str, ...]:
     """The ``if`` conditions of the contracts' Read and Agent entries, from the contracts
-    known now for the working folder (library, user, project, beside the skills)."""
+    known now for the working folder (library, user, project, beside the skills). Each
+    contract that parses is kept as its file's good version; one that does not is named on
+    ``ctx.err`` (its line and remedy) and registered from its fallback, if it has one."""
+    return registered_conditions(ctx.folder(), ctx.err)
+
+
+def registered_conditions(folder: str, err: TextIO) -> tuple[str, ...]:
+    """What setup (and ``plangate settings --contracts``) registers for ``folder``: the
+    conditions, with a warning on ``err`` for each contract that does not parse."""
     from plangate.contracts import entries
 
-    return entries.conditions(entries.known(ctx.folder()))
+    found = entries.survey(folder, record=True)
+    for item, fallback in found.broken:
+        message, remedy = entries.broken_note(item, fallback)
+        print(f"warning: {message}\n  fix: {remedy}", file=err)
+    return entries.conditions(found.covered())
