@@ -15,7 +15,7 @@ import pytest
 from plangate import hook_registry
 from plangate.commands.settings import settings
 from plangate.install import checks
-from plangate.install.check import OK, WARN
+from plangate.install.check import OK, PROBLEM, WARN
 from plangate.install.plugin import build
 from plangate.install.registrations import registrations
 from plangate.install.setup import setup
@@ -87,25 +87,28 @@ class World:
         self.bundle = root / "bundle"
         self.project.mkdir()
         self.bundle.mkdir()
+        self.err = ""
 
     @property
     def settings(self) -> Path:
         return self.claude / "settings.json"
 
     def setup(self, uninstall: bool = False, environ: dict[str, str] | None = None) -> list[str]:
-        out = io.StringIO()
-        setup(
+        out, err = io.StringIO(), io.StringIO()
+        code = setup(
             project=False,
             uninstall=uninstall,
             ceo_review_gate=None,
             autoplan_gate=None,
             out=out,
-            err=io.StringIO(),
+            err=err,
             cwd=str(self.project),
             skills_source=str(self.bundle),
             python=PY,
             environ=environ or {},
         )
+        assert code == 0  # README: 0 installed (a broken contract is named, not refused)
+        self.err = err.getvalue()
         return out.getvalue().splitlines()
 
     def contract(self, folder: Path, name: str = "notes") -> None:
@@ -207,3 +210,49 @@ def test_the_plugin_registers_the_entries_through_its_launcher() -> None:
     assert len(build.hooks_json(switches)["hooks"]["PreToolUse"]) == 2  # type: ignore[index]
     launcher = build.launcher_text(PY)
     assert launcher.count("  contract_pre_tool_use) exec ") == 1
+
+
+def _entry_conditions(world: World) -> list[str]:
+    groups = json.loads(world.settings.read_text())["hooks"]["PreToolUse"]
+    found = [g for g in groups if "contract_pre_tool_use" in g["hooks"][0]["command"]][1:]
+    return [handler["if"] for group in found for handler in group["hooks"]]
+
+
+def test_setup_names_a_broken_contract_and_registers_its_last_good_entries(world: World) -> None:
+    folder = world.project / ".plangate" / "contracts"
+    world.contract(folder)
+    world.setup()
+    assert world.err == ""
+    path = folder / "notes.toml"
+    path.write_text(NOTES.replace('name = "review"', "name = review"))  # line 13
+    world.setup()
+    assert f"warning: the contract {path}:13 does not parse (not valid TOML" in world.err
+    assert "every skill start in the project and its Read and Agent" in world.err
+    assert "registered from its last good version" in world.err
+    assert "fix: fix the TOML syntax on that line" in world.err
+    assert f"then run `plangate contract check {path}`" in world.err
+    assert _entry_conditions(world) == ["Read(**/.claude/skills/notes/phases/review.md)"]
+
+    check = checks.check_entries(registrations(str(world.project)), str(world.project))
+    assert check.status == PROBLEM
+    assert f"{path}:13 does not parse" in check.detail and "contract_invalid" in check.detail
+    assert f"`plangate contract check {path}`" in check.remedy
+    path.write_text(NOTES)
+    check = checks.check_entries(registrations(str(world.project)), str(world.project))
+    assert check.status == OK
+
+
+def test_setup_with_a_contract_that_never_parsed(world: World) -> None:
+    folder = world.state / "contracts"
+    folder.mkdir(parents=True)
+    path = folder / "mine.toml"
+    path.write_text(NOTES.replace('reads = [".claude', "reads = [.claude"))  # line 14
+    world.setup()
+    assert f"warning: the contract {path}:14 does not parse" in world.err
+    assert "no Read or Agent entry of it is known, so none is registered" in world.err
+    assert "and `plangate setup` again" in world.err
+    assert _entry_conditions(world) == []
+    path.write_text(NOTES.replace("[[phase.artifact]]", "[[phase.artifacts]]"))  # valid TOML
+    world.setup()
+    assert "registered as the broken file names them" in world.err
+    assert _entry_conditions(world) == ["Read(**/.claude/skills/notes/phases/review.md)"]
