@@ -6,7 +6,8 @@ registered as ``plangate settings --contracts`` prints them for the project, wit
 review Read's ``if`` condition derived from the contract: the real CLI starts the hook for
 that Read (and refuses it while the draft is missing) and for no other Read. Registered
 without the derived entries, the same too-early Read goes through: the condition is what
-lets it reach the hook.
+lets it reach the hook. Broken after setup, the contract still refuses that Read
+(``contract_invalid``, from the version setup saw) until it is fixed.
 """
 
 from __future__ import annotations
@@ -112,6 +113,10 @@ class Notes:
             return []
         return [json.loads(line) for line in path.read_text().splitlines()]
 
+    def journal(self, result: ClaudeResult) -> str:
+        assert result.journal_path is not None
+        return result.journal_path.read_text()
+
     def tool_errors(self, result: ClaudeResult) -> list[str]:
         assert result.journal_path is not None
         found = []
@@ -186,3 +191,41 @@ def test_without_the_derived_entries_the_same_read_is_not_decided(
     assert notes.tool_errors(early) == []
     assert not any(line.get("phase") == "review" for line in notes.log())
     assert os.path.exists(notes.phase_file)
+
+
+def test_a_broken_contract_refuses_its_read_entry_until_it_is_fixed(notes: Notes) -> None:
+    """Set up while the contract parses (setup keeps that version), then broken: the Read
+    its last good version made the review phase's entry is refused with contract_invalid,
+    naming the file and line; fixed, the same Read is decided in full again."""
+    settings = notes.settings(notes.env.project_dir)
+    contract = notes.env.project_dir / ".plangate" / "contracts" / "notes.toml"
+    contract.write_text(CONTRACT.replace('name = "review"', 'name = "review'))  # line 17
+    broken = notes.run(
+        "Review the note.",
+        settings,
+        read(notes.env.project_dir / "README.md"),
+        read(notes.phase_file),
+        "The contract has to be fixed first.",
+    )
+    (error,) = notes.tool_errors(broken)
+    assert "contract_invalid" in error and ".plangate/contracts/notes.toml:17" in error
+    assert "by its last good version this Read enters phase review" in error
+    assert "plangate contract check .plangate/contracts/notes.toml" in error
+    assert "plangate explain contract_invalid" in error
+    assert "Check the draft" not in notes.journal(broken)  # the file was not read
+    line = notes.log()[-1]
+    assert (line["workflow"], line["phase"], line["event"]) == ("notes", "review", "entry")
+    assert (line["code"], line["disposition"]) == ("contract_invalid", "corrective")
+
+    contract.write_text(CONTRACT)
+    fixed = notes.run(
+        "/notes greet",
+        settings,
+        tool_use("Write", file_path=str(notes.draft), content=DRAFT),
+        read(notes.phase_file),
+        "Reviewing now.",
+    )
+    assert notes.tool_errors(fixed) == []
+    assert "Check the draft" in notes.journal(fixed)
+    last = notes.log()[-1]
+    assert (last["phase"], last["event"], last["code"]) == ("review", "entry", None)
