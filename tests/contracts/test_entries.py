@@ -271,6 +271,8 @@ def test_a_broken_contract_beside_a_skill_keeps_its_entries(project: Project) ->
     path.write_text(BROKEN_SYNTAX)
     reason = refusal(decide(phase_read(project)))
     assert ".claude/skills/notes/plangate.toml:17" in reason and "last good version" in reason
+    ((item, fallback),) = entries.survey(str(project.dir)).broken
+    assert "): the skill notes and its Read and Agent" in entries.broken_note(item, fallback)[0]
     assert decide(project.payload("Read", {"file_path": str(folder / "SKILL.md")})) == {}
 
 

@@ -133,7 +133,7 @@ def broken_note(item: Found, fallback: tuple[Contract, str] | None) -> tuple[str
         entries = "its Read and Agent entries are registered from its last good version"
     else:
         entries = "its Read and Agent entries are registered as the broken file names them"
-    starts = "every skill start in the project" if item.skill is None else item.skill
+    starts = "every skill start in the project" if item.skill is None else f"the skill {item.skill}"
     message = (
         f"the contract {error.where()} does not parse ({error.message}): {starts} and its "
         f"Read and Agent phase entries are refused (contract_invalid); {entries}"
