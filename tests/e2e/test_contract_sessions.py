@@ -275,6 +275,7 @@ def test_source_edit_self_approval_and_early_implementation_are_refused(kit: Kit
     # cc-sdd marks kiro-impl `disable-model-invocation: true`: Claude Code itself refuses the
     # model's Skill call before any hook runs (the model-invoked phase entries above, design,
     # are refused by plangate's PreToolUse hook: contract_approval).
+    assert "kiro-impl" in CC_SDD.typed_only(kit.env.project_dir)
     assert len(new) == 1 and "disable-model-invocation" in new[0], by_skill.describe()
     # ... so nothing is lost: the skill's text never loads, and no hook had a call to decide.
     assert by_skill.journal_path is not None

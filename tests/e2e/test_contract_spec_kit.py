@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -235,6 +236,9 @@ def test_the_models_own_skill_call_for_a_phase_started_too_early_is_refused(
     kit.approve_command("plan")
     result = kit.run("carry on", skill("speckit-implement", ""), "Waiting for the tasks.")
     assert result.ok, result.describe()
+    offered = json.dumps(kit.model.message_requests("main")[0].body)
+    installed = SPEC_KIT.skills(kit.env.project_dir)
+    assert set(re.findall(r"- (speckit-[a-z]+): ", offered)) == set(installed), "all offered"
     (line,) = [line for line in kit.log() if line.get("event") == "entry"]
     assert line["decision"] == "deny" and line["code"] == "contract_phase_order", line
     assert (line["workflow"], line["phase"]) == ("spec-kit", "implement"), line
