@@ -47,7 +47,7 @@ from test_contract_spec_kit import (
     seed_feature,
     specify_steps,
 )
-from tui import RESTORE, TuiPlayer, tmux_binary
+from tui import RESTORE, Hold, TuiPlayer, tmux_binary
 
 from plangate.harness.claude import ClaudeEnv
 from plangate.harness.standin import StandIn, tool_use
@@ -237,3 +237,34 @@ def test_implementation_before_the_tasks_and_an_approval_rewound_away_are_refuse
         ("entry", "tasks", None),
     ]
     assert screen.approvals() == {("specify", "command"), ("plan", "human")}
+
+
+def test_an_approval_typed_while_the_model_works_counts(screen: Screen) -> None:
+    """The person types "approve the spec" while the model is still reading it; Claude Code
+    gives the model that prompt within its turn (a queued command, not a new turn), and the
+    model reads the plan template, then plans: the person's words approve the spec, so the
+    plan's Skill call is allowed. (The hook decides on what Claude Code has journaled, which
+    it may do after the very next call's hook has run: the template's Read comes between.)"""
+    screen.seed("spec.md")
+    held = Hold()
+    template = screen.project / ".specify" / "templates" / "plan-template.md"
+    screen.player.steps += [
+        held.step(tool_use("Read", file_path=screen.path("spec.md"))),
+        tool_use("Read", file_path=str(template)),
+        skill("speckit-plan", ""),
+        "Planning now.",
+    ]
+    screen.terminal.type("/speckit-specify a greeting command")
+    held.wait_arrived()
+    screen.terminal.wait_working()
+    screen.terminal.type("approve the spec")
+    screen.terminal.wait_for("Queued", what="the typed approval queued")
+    held.release()
+    screen.terminal.wait_for("Planning now.", 60)
+    screen.terminal.wait_idle()
+    told = [
+        r for r in screen.player.requests if "new message while you were working" in str(r.body)
+    ]
+    assert told and "approve the spec" in str(told[0].body)
+    assert screen.entries() == [("typed", "specify", None), ("entry", "plan", None)]
+    assert screen.approvals() == {("specify", "human")}
