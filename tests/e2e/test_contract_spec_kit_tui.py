@@ -25,7 +25,10 @@ flag in any file):
   the conversation) and asks something else; the approval is on a dead branch, so the
   model's Skill call for the tasks is refused, and allowed once the person approves again.
 
-Three sessions, each a few prompts: where an earlier phase is not what a test is about, its
+A fourth session, which only the terminal UI has too: the person's approval typed while the
+model is still working (Claude Code hands it to the model within the turn) counts.
+
+Four sessions, each a few prompts: where an earlier phase is not what a test is about, its
 files are written before and the person approves it with ``plangate approve``.
 """
 
