@@ -99,6 +99,24 @@ class Journal(JournalWriter):
     def typed_prompt(self, text: str, **kwargs: Any) -> Record:
         return self.prompt(text, source="typed", origin={"kind": "human"}, **kwargs)
 
+    def queued_prompt(self, text: str, *, parent: Parent = LEAF) -> Record:
+        """A prompt typed while the model works, as 2.1.332 journals it when it gives it to
+        the model within the turn: queue operations, then a ``queued_command`` attachment of
+        human origin (the system reminder the model is shown for it rendered)."""
+        source = self.new_uuid()
+        self.queue_operation("enqueue", text)
+        self.queue_operation("remove", text, reason="absorbed_mid_turn", commandUuid=source)
+        return self.attachment(
+            "queued_command",
+            parent=parent,
+            rendered=f"The user sent a new message while you were working:\n{text}",
+            prompt=text,
+            source_uuid=source,
+            commandMode="prompt",
+            origin={"kind": "human"},
+            humanTurn=True,
+        )
+
     def slash_command(
         self, name: str, args: str | None = "", *, style: SlashStyle = "2.1.332", **kwargs: Any
     ) -> Record:

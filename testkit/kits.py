@@ -25,6 +25,7 @@ that CI (``PLANGATE_REQUIRE_ALL=1``) does not allow (``tests/conftest.py``, ``CI
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 from collections.abc import Callable, Sequence
@@ -64,6 +65,25 @@ class Kit:
         """The names of the skills this kit installed in ``project``."""
         folder = project / self.skills_dir
         return sorted(p.parent.name for p in folder.glob("*/SKILL.md"))
+
+    def typed_only(self, project: Path) -> set[str]:
+        """The skills of this kit in ``project`` that only a person may start, by typing
+        them (``disable-model-invocation: true`` in their frontmatter): Claude Code offers
+        them to no Skill call of the model, and refuses one itself, before any hook."""
+        folder = project / self.skills_dir
+        return {
+            name
+            for name in self.skills(project)
+            if skill_frontmatter(folder / name / "SKILL.md").get("disable-model-invocation")
+            == "true"
+        }
+
+
+def skill_frontmatter(skill: Path) -> dict[str, str]:
+    """The top-level ``key: value`` lines of a SKILL.md's frontmatter (quotes stripped)."""
+    head = skill.read_text(encoding="utf-8").split("---")[1]
+    found = re.findall(r"^([\w-]+):[ \t]*(.*)$", head, flags=re.M)
+    return {key: value.strip().strip('"') for key, value in found}
 
 
 def _cc_sdd_installer(kit: Kit) -> list[str]:

@@ -4,6 +4,7 @@ keeps them (the real reader, the real fold, the real decision log)."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 from plangate.commands.approve import approve
@@ -155,6 +156,25 @@ def test_a_rewound_approval_does_not_count(project: Project) -> None:
     project.journal.leaf = branch  # the rewind: the next prompt is a sibling
     project.person("what does requirement 1 mean?")
     assert skill(project, "kiro-spec-design") == "contract_approval"
+
+
+def test_an_approval_typed_while_the_model_works_counts(project: Project) -> None:
+    """Claude Code gives the model a prompt the person typed during its turn within that
+    turn (a queued command): the person's words approve as a prompt of their own does, and
+    only when they come after the artifact's last change."""
+    through_requirements(project)
+    project.journal.text("Checking the requirements once more.")
+    project.journal._clock = datetime.now(UTC)
+    project.journal.queued_prompt("looks fine to me")
+    assert skill(project, "kiro-spec-design") == "contract_approval"
+    project.journal.queued_prompt("approve requirements")
+    project.write(project.spec / "requirements.md", REQUIREMENTS_CHANGED)  # changed after it
+    assert skill(project, "kiro-spec-design") == "contract_approval"
+    project.journal._clock = datetime.now(UTC)
+    project.journal.queued_prompt("approve requirements")
+    assert skill(project, "kiro-spec-design") is None
+    (approval,) = [line for line in log_lines(project) if line.get("event") == "approval"]
+    assert (approval["phase"], approval["via"]) == ("requirements", "human")
 
 
 def test_no_contract_no_decision(project: Project, tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ from plangate.harness.claude import ClaudeEnv, ClaudeResult
 from plangate.harness.standin import Script, StandIn, tool_use
 from plangate.harness.standin.script import TurnLike
 from testkit.kits import CC_SDD, KitCache, KitMissing
+from testkit.recorded import skills_loaded
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(400)]
 
@@ -274,7 +275,12 @@ def test_source_edit_self_approval_and_early_implementation_are_refused(kit: Kit
     # cc-sdd marks kiro-impl `disable-model-invocation: true`: Claude Code itself refuses the
     # model's Skill call before any hook runs (the model-invoked phase entries above, design,
     # are refused by plangate's PreToolUse hook: contract_approval).
+    assert "kiro-impl" in CC_SDD.typed_only(kit.env.project_dir)
     assert len(new) == 1 and "disable-model-invocation" in new[0], by_skill.describe()
+    # ... so nothing is lost: the skill's text never loads, and no hook had a call to decide.
+    assert by_skill.journal_path is not None
+    assert "kiro-impl" not in [name for name, _, _ in skills_loaded(by_skill.journal_path)]
+    assert [line["event"] for line in kit.log() if line.get("phase") == "impl"] == ["typed"]
     events = [(line["event"], line["code"]) for line in kit.log() if line["decision"] == "deny"]
     assert ("edit", "contract_edit_scope") in events
     assert ("edit", "contract_self_approval") in events

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,8 +24,9 @@ from test_contract_sessions import Kit, skill, write
 from plangate.commands.report import report
 from plangate.harness.claude import ClaudeEnv, ClaudeResult
 from plangate.harness.standin import Script, StandIn, tool_use
-from plangate.harness.standin.script import TurnLike
+from plangate.harness.standin.script import ModelRequest, TurnLike, block_text
 from testkit.kits import SPEC_KIT
+from testkit.recorded import skills_loaded
 from testkit.sdd_walk import git_init
 from tests.conftest import InstallKit
 
@@ -78,23 +80,12 @@ class SpecKit(Kit):
     def __init__(self, env: ClaudeEnv, model: StandIn, script: Script) -> None:
         super().__init__(env, model, script)
         self.spec = env.project_dir / "specs" / FOLDER
-        self.pointer = env.project_dir / ".specify" / "feature.json"
 
     def specify_steps(self) -> list[TurnLike]:
-        """What /speckit-specify asks for: the folder, spec.md, the feature pointer."""
-        return [
-            bash(f"mkdir -p specs/{FOLDER}", "Create the feature folder"),
-            write(self.path("spec.md"), SPEC),
-            write(str(self.pointer), json.dumps({"feature_directory": f"specs/{FOLDER}"})),
-        ]
+        return specify_steps(self.env.project_dir)
 
     def seed(self, *names: str) -> None:
-        """Earlier phases' files, as their skills leave them (and the feature pointer)."""
-        texts = {"spec.md": SPEC, "plan.md": PLAN, "tasks.md": TASKS}
-        self.spec.mkdir(parents=True, exist_ok=True)
-        for name in names:
-            (self.spec / name).write_text(texts[name])
-        self.pointer.write_text(json.dumps({"feature_directory": f"specs/{FOLDER}"}) + "\n")
+        seed_feature(self.env.project_dir, *names)
 
     def approve_command(self, phase: str) -> None:
         self.approve_in(SPEC_KIT.name, phase, FOLDER)
@@ -117,6 +108,31 @@ class SpecKit(Kit):
 
 def bash(command: str, description: str) -> TurnLike:
     return tool_use("Bash", command=command, description=description)
+
+
+def pointer(project: Path) -> Path:
+    """The kit's feature pointer, through which its scripts find the feature folder."""
+    return project / ".specify" / "feature.json"
+
+
+def specify_steps(project: Path) -> list[TurnLike]:
+    """What /speckit-specify asks for: the folder, spec.md, the feature pointer."""
+    return [
+        bash(f"mkdir -p specs/{FOLDER}", "Create the feature folder"),
+        write(str(project / "specs" / FOLDER / "spec.md"), SPEC),
+        write(str(pointer(project)), json.dumps({"feature_directory": f"specs/{FOLDER}"})),
+    ]
+
+
+def seed_feature(project: Path, *names: str) -> None:
+    """Earlier phases' files (``spec.md``, ``plan.md``, ``tasks.md``), as their skills leave
+    them, and the feature pointer."""
+    texts = {"spec.md": SPEC, "plan.md": PLAN, "tasks.md": TASKS}
+    folder = project / "specs" / FOLDER
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        (folder / name).write_text(texts[name])
+    pointer(project).write_text(json.dumps({"feature_directory": f"specs/{FOLDER}"}) + "\n")
 
 
 @pytest.fixture
@@ -205,6 +221,36 @@ def test_implementation_before_the_tasks_exist_is_refused(kit: SpecKit) -> None:
         ("typed", "implement", "contract_phase_order"),
         ("entry", "implement", "contract_phase_order"),
     ]
+
+
+def test_the_models_own_skill_call_for_a_phase_started_too_early_is_refused(
+    kit: SpecKit,
+) -> None:
+    """spec-kit lets the model call every one of its skills (``disable-model-invocation:
+    false``), so the model may start /speckit-implement itself through the Skill tool, which
+    fires no expansion hook: plangate's PreToolUse hook on ``Skill`` refuses it. The skill's
+    text never reaches the conversation, and the model is told the code, the reason and the
+    remedy in the Skill call's error result."""
+    kit.seed("spec.md", "plan.md")
+    kit.approve_command("specify")
+    kit.approve_command("plan")
+    result = kit.run("carry on", skill("speckit-implement", ""), "Waiting for the tasks.")
+    assert result.ok, result.describe()
+    offered = json.dumps(kit.model.message_requests("main")[0].body)
+    installed = SPEC_KIT.skills(kit.env.project_dir)
+    assert set(re.findall(r"- (speckit-[a-z]+): ", offered)) == set(installed), "all offered"
+    (line,) = [line for line in kit.log() if line.get("event") == "entry"]
+    assert line["decision"] == "deny" and line["code"] == "contract_phase_order", line
+    assert (line["workflow"], line["phase"]) == ("spec-kit", "implement"), line
+    answered = ModelRequest(kit.model.message_requests("main")[-1].body or {}, "main")
+    (told,) = answered.tool_results()
+    said = block_text(told.get("content"))
+    assert told.get("is_error") is True, told
+    assert "contract_phase_order" in said and "tasks.md" in said, said
+    assert "plangate explain contract_phase_order" in said, said
+    journal = result.journal_path
+    assert journal is not None
+    assert [name for name, _, _ in skills_loaded(journal)] == [], "the skill never loaded"
 
 
 def test_a_source_edit_while_specifying_and_a_self_approval_are_refused(kit: SpecKit) -> None:

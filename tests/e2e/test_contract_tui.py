@@ -11,14 +11,13 @@ approves it with ``plangate approve``, so that each session stays a few prompts 
 
 from __future__ import annotations
 
-import io
 import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
+from contract_screen import ContractScreen, contract_tui
 from test_contract_sessions import (
     DESIGN,
     FEATURE,
@@ -31,38 +30,17 @@ from test_contract_sessions import (
     spec_json,
     write,
 )
-from tui import RESTORE, Tui, TuiPlayer, tmux_binary
+from tui import RESTORE, TuiPlayer, tmux_binary
 
-from plangate.commands.report import report
-from plangate.commands.settings import settings_object
 from plangate.harness.claude import ClaudeEnv
 from plangate.harness.standin import StandIn
-from plangate.harness.standin.script import TurnLike
 
 __all__ = ["cc_sdd"]  # the session fixture, shared with the -p tests
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 
 
-class Screen:
+class Screen(ContractScreen):
     """One terminal-UI session in a cc-sdd project with the contract hooks on."""
-
-    def __init__(self, terminal: Tui, player: TuiPlayer, state: Path) -> None:
-        self.terminal = terminal
-        self.player = player
-        self.state = state
-        self.project = terminal.env.project_dir
-        self.spec = self.project / ".kiro" / "specs" / FEATURE
-
-    def path(self, name: str) -> str:
-        return str(self.spec / name)
-
-    def say(self, prompt: str, *steps: TurnLike, until: str, timeout: float = 60) -> None:
-        """Types ``prompt``; the model answers with ``steps``; waits for ``until`` on the
-        screen and the idle prompt."""
-        self.player.steps += steps
-        self.terminal.type(prompt)
-        self.terminal.wait_for(until, timeout)
-        self.terminal.wait_idle()
 
     def seed(self, phases: tuple[str, ...], **approved: bool) -> None:
         """The files of ``phases`` as their skills leave them; ``approved`` phases approved
@@ -74,26 +52,6 @@ class Screen:
         for phase, yes in approved.items():
             if yes:
                 approve_by_command(self.terminal.env, self.state, "cc-sdd", phase, FEATURE)
-
-    def log(self) -> list[dict[str, Any]]:
-        path = self.state / "analytics" / "autoplan-guard.jsonl"
-        return (
-            [json.loads(line) for line in path.read_text().splitlines()] if path.is_file() else []
-        )
-
-    def entries(self) -> list[tuple[str, str, str | None]]:
-        return [
-            (line["event"], line["phase"], line["code"])
-            for line in self.log()
-            if line.get("event") in ("typed", "entry", "edit")
-        ]
-
-    def counts(self) -> tuple[int, int, int]:
-        out = io.StringIO()
-        session = self.terminal.session_id()
-        assert report(session, "armed", True, out, state_root=str(self.state)) == 0
-        counts = json.loads(out.getvalue())["sessions"][0]["gates"]["contract:cc-sdd"]["counts"]
-        return counts["fired"], counts["blocked"], counts["released"]
 
 
 @pytest.fixture
@@ -107,20 +65,8 @@ def screen(tmp_path: Path, claude_bin: Path, cc_sdd: Path) -> Iterator[Screen]:
         spec.mkdir(parents=True)
         (spec / "spec.json").write_text(spec_json())
         state = tmp_path / "state"
-        settings = env.write_settings(settings_object(False, False, contracts=True))
-        terminal = Tui(env, extra_env={"PLANGATE_STATE_ROOT": str(state)})
-        try:
-            terminal.start(
-                "--permission-mode",
-                "default",
-                "--allowedTools",
-                "Read,Write,Edit,Bash,Skill",
-                "--settings",
-                str(settings),
-            )
-            yield Screen(terminal, player, state)
-        finally:
-            terminal.close()
+        with contract_tui(env, state) as terminal:
+            yield Screen(terminal, player, state, "cc-sdd", spec)
 
 
 def test_the_whole_workflow_is_allowed_when_typed(screen: Screen) -> None:
@@ -218,9 +164,7 @@ def test_a_final_stop_with_unticked_tasks_is_held_then_released(screen: Screen) 
         "Now every task is ticked.",
         until="Now every task is ticked.",
     )
-    held = [
-        r for r in screen.player.requests if "PLANGATE_GATE contract-gate blocked" in str(r.body)
-    ]
+    held = screen.held()
     assert held and "2 of 2 checkboxes unticked" in str(held[0].body)
     assert screen.counts() == (1, 1, 1)
 

@@ -19,6 +19,7 @@ from plangate.journal import (
     Verdict,
     read_journal,
 )
+from plangate.journal.events import QueuedPrompt
 from testkit.journals import DEDUP_REPLY, Journal, use_id
 
 PROJECT = "/home/user/project"
@@ -217,6 +218,60 @@ def test_a_task_notification_with_a_bad_tool_use_id_is_no_event(
     verdict = judge(journal, tmp_path)
     assert of(verdict, TaskNotification) == []
     assert len(of(verdict, HumanTurn)) == 1
+
+
+def test_a_prompt_typed_while_the_model_works_is_a_queued_prompt(
+    journal: Journal, tmp_path: Path
+) -> None:
+    """2.1.332 gives the model a prompt the person typed during its turn as a
+    ``queued_command`` attachment of human origin: the person's words, not a new turn."""
+    journal.prompt("what does the spec say?")
+    read = journal.tool_use("Read", {"file_path": f"{PROJECT}/spec.md"})
+    journal.tool_result(use_id(read), "1\t# Spec")
+    journal.queued_prompt("approve the spec")
+    journal.tool_use("Skill", {"skill": "speckit-plan", "args": ""})
+    for verdict in (judge(journal, tmp_path), judge(journal, tmp_path, full=True)):
+        (queued,) = of(verdict, QueuedPrompt)
+        assert queued.text == "approve the spec"
+        assert verdict.results_for(use_id(read))[0].order < queued.order
+        assert queued.order < of(verdict, ToolUse)[-1].order
+        assert len(of(verdict, HumanTurn)) == 1  # the first prompt only
+        assert of(verdict, TaskNotification) == []
+
+
+@pytest.mark.parametrize(
+    ("mode", "origin"),
+    [
+        ("task-notification", {"kind": "task-notification"}),
+        ("prompt", {"kind": "hook"}),
+        ("prompt", None),
+        ("bash", {"kind": "human"}),
+    ],
+)
+def test_a_queued_command_no_person_typed_as_a_prompt_is_no_queued_prompt(
+    mode: str, origin: dict[str, str] | None, journal: Journal, tmp_path: Path
+) -> None:
+    journal.prompt("go")
+    journal.text("working")
+    if origin is None:
+        journal.attachment("queued_command", prompt="approve the spec", commandMode=mode)
+    else:
+        journal.attachment(
+            "queued_command", prompt="approve the spec", commandMode=mode, origin=origin
+        )
+    journal.text("Noted.")
+    assert of(judge(journal, tmp_path, full=True), QueuedPrompt) == []
+
+
+def test_a_long_queued_prompt_keeps_its_text_only_in_full(journal: Journal, tmp_path: Path) -> None:
+    journal.prompt("go")
+    journal.text("working")
+    journal.queued_prompt("approve the spec " + "p" * 5000)
+    journal.text("Noted.")
+    (light,) = of(judge(journal, tmp_path), QueuedPrompt)
+    (full,) = of(judge(journal, tmp_path, full=True), QueuedPrompt)
+    assert light.text is None and full.text == "approve the spec " + "p" * 5000
+    assert light.order == full.order
 
 
 # assistant text and end of turn

@@ -181,6 +181,21 @@ def test_an_unfinished_last_line_is_read_again_once_finished(
     assert started_scans[-2] > 0  # the indexed read went on from the index
 
 
+def test_a_queued_prompt_read_from_the_index_is_the_one_a_full_read_gives(
+    journal: Journal, config_dir: Path, tmp_path: Path, started_scans: list[int]
+) -> None:
+    growing = first_turn(journal, config_dir, tmp_path)
+    journal.queued_prompt("approve the spec")
+    journal.queued_prompt("and approve the plan " + "p" * 5000)  # its text is not indexed
+    journal.text("Noted.")
+    growing.append(journal.to_bytes()[len(growing.path.read_bytes()) :])
+    verdict = growing.compare()
+    growing.compare(select=last_records)
+    assert started_scans[-2] > 0  # the indexed read went on from the index
+    queued = [event for event in verdict.events if event.kind == "queued_prompt"]
+    assert [getattr(event, "text", None) for event in queued] == ["approve the spec", None]
+
+
 @pytest.mark.parametrize(
     "change",
     ["duplicate_uuid", "second_root", "compact_boundary", "orphan"],

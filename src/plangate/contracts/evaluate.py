@@ -77,12 +77,16 @@ goes on from it and reloads only the records from the session's first workflow c
 the reader read in full, so the live chain decides."""
 
 
+PEOPLES_WORDS = frozenset({"human_turn", "queued_prompt"})
+"""The events whose text may approve a phase."""
+
+
 def select(ordered: list[Record]) -> Iterable[Record]:
     """The records the fold needs reloaded in full: the human turns and the tool calls it
     reads whose text or input the reader's first pass did not keep (large records)."""
     for record in ordered:
         for event in record.events:
-            if event.kind == "human_turn" and getattr(event, "text", None) is None:
+            if event.kind in PEOPLES_WORDS and getattr(event, "text", None) is None:
                 yield record
                 break
             if (
@@ -113,7 +117,7 @@ class Read:
 JOURNAL_WAIT_SECONDS = 2.0
 """How long a read waits for Claude Code to journal what led to the current call."""
 POLL_SECONDS = 0.05
-ANSWERED = frozenset({"human_turn", "tool_result", "task_notification"})
+ANSWERED = frozenset({"human_turn", "queued_prompt", "tool_result", "task_notification"})
 """What the model's call may follow at once (the last event of the chain)."""
 
 

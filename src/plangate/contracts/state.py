@@ -9,8 +9,8 @@ abandoned branches are never seen), in order:
 * the workflow's variables: from an invocation's arguments (the phase ``binds``), and from a
   written path that fills a template's unbound ``{name}`` (cc-sdd's spec-init invents the
   feature name and writes ``.kiro/specs/<feature>/spec.json``);
-* the human turns (approvals) and the model's edits (Write, Edit, MultiEdit, NotebookEdit,
-  Bash writes), with their order.
+* the human turns and the prompts typed while the model worked (approvals), and the model's
+  edits (Write, Edit, MultiEdit, NotebookEdit, Bash writes), with their order.
 
 The active workflow is the one of the latest invocation; its run starts at the first
 invocation after another workflow's (or the session's first), and only the run's turns and
@@ -24,7 +24,7 @@ import os
 from plangate.contracts import bash_writes
 from plangate.contracts.entries import entered_by
 from plangate.contracts.templates import absolute, extract
-from plangate.journal.events import HumanTurn, ToolResult, ToolUse
+from plangate.journal.events import HumanTurn, QueuedPrompt, ToolResult, ToolUse
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -182,6 +182,9 @@ def fold(
             else:
                 text = event.text or ""
             session.turns.append(Turn(event.order, event.timestamp, text))
+            continue
+        if isinstance(event, QueuedPrompt):  # typed while the model worked: may approve
+            session.turns.append(Turn(event.order, event.timestamp, event.text or ""))
             continue
         if not isinstance(event, ToolUse) or event.tool_use_id == skip:
             continue

@@ -1,9 +1,10 @@
 """The events of one journal record, light (for the index) or in full (for a decision).
 
 :class:`EventBuilder` turns a parsed record into :mod:`plangate.journal.events`: tool calls and
-their results, assistant text, the end of a turn, typed prompts (with their slash command)
-and background-task notifications. Like :mod:`.records`, every field is optional and checked
-for its type. Standard library only (hook path).
+their results, assistant text, the end of a turn, typed prompts (with their slash command),
+background-task notifications and prompts a person typed while the model worked. Like
+:mod:`.records`, every field is optional and checked for its type. Standard library only
+(hook path).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from plangate.journal.events import (
     EndTurn,
     Event,
     HumanTurn,
+    QueuedPrompt,
     ReadRange,
     TaskNotification,
     ToolResult,
@@ -167,14 +169,20 @@ class EventBuilder:
         self, raw: dict[str, Any], record: Record, base: int
     ) -> tuple[tuple[Event, ...], int]:
         """Claude Code 2.1.3xx delivers a background agent's report mid-turn as a
-        ``queued_command`` attachment instead of a user record."""
+        ``queued_command`` attachment instead of a user record, and so a prompt the person
+        typed while the model worked (:class:`QueuedPrompt`)."""
         prompt = _queued_prompt(raw)
         notification = _task_notification(prompt) if prompt is not None else None
-        if notification is None:
+        typed = notification is None and prompt is not None and _typed_by_a_person(raw)
+        if notification is None and not typed:
             return (), 0
         timestamp = raw.get("timestamp")
         if not isinstance(timestamp, str) or not valid_timestamp(timestamp):
             return (), 1
+        if typed:
+            keep = self.full or record.length <= self.input_keep_bytes
+            return (QueuedPrompt(base, record.index, None, timestamp, prompt if keep else None),), 1
+        assert notification is not None
         tool_use_id, status = notification
         event = TaskNotification(base, record.index, None, timestamp, tool_use_id, status)
         return (event,), 1
@@ -188,6 +196,18 @@ def _queued_prompt(raw: dict[str, Any]) -> str | None:
         return None
     prompt = attachment.get("prompt")
     return prompt if isinstance(prompt, str) else None
+
+
+def _typed_by_a_person(raw: dict[str, Any]) -> bool:
+    """The queued command is a prompt a person typed (``commandMode`` prompt, ``origin.kind``
+    human), not a task notification or any other producer's."""
+    attachment = raw["attachment"]
+    origin = attachment.get("origin")
+    return (
+        attachment.get("commandMode") == "prompt"
+        and isinstance(origin, dict)
+        and origin.get("kind") == "human"
+    )
 
 
 def _result_text(content: object) -> str:

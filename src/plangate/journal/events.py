@@ -213,6 +213,21 @@ class HumanTurn(Event):
         self.prompt_id = prompt_id
 
 
+class QueuedPrompt(Event):
+    """A prompt a person typed while the model was working, which Claude Code gave the model
+    within its turn (2.1.3xx: a ``queued_command`` attachment of ``origin.kind`` human): the
+    person's own words, but no new turn, so no :class:`HumanTurn`."""
+
+    __slots__ = ("text",)
+    kind = "queued_prompt"
+
+    def __init__(
+        self, order: int, record: int, message_id: str | None, timestamp: str, text: str | None
+    ) -> None:
+        super().__init__(order, record, message_id, timestamp)
+        self.text = text
+
+
 class TaskNotification(Event):
     """A background agent reported back (a ``<task-notification>`` user record)."""
 

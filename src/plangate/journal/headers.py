@@ -51,7 +51,13 @@ _BLOCK: Spec = {
     "is_error": WHOLE,
     "content": [{"type": WHOLE, "text": WHOLE}],
 }
-_HOOK: Spec = {"type": WHOLE, "hookEvent": WHOLE, "prompt": WHOLE}
+_HOOK: Spec = {
+    "type": WHOLE,
+    "hookEvent": WHOLE,
+    "prompt": WHOLE,
+    "commandMode": WHOLE,
+    "origin": {"kind": WHOLE},
+}
 
 LINE: Spec = {
     **dict.fromkeys(

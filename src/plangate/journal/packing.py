@@ -7,6 +7,7 @@ from plangate.journal.events import (
     EndTurn,
     Event,
     HumanTurn,
+    QueuedPrompt,
     ReadRange,
     TaskNotification,
     ToolResult,
@@ -24,6 +25,7 @@ _KINDS: tuple[type[Event], ...] = (
     EndTurn,
     HumanTurn,
     TaskNotification,
+    QueuedPrompt,
 )
 _KIND_CODES = {kind: code for code, kind in enumerate(_KINDS)}
 _TOOL_RESULT = _KIND_CODES[ToolResult]
@@ -65,6 +67,8 @@ def pack(event: Event) -> tuple[object, ...]:
         )
     if isinstance(event, TaskNotification):
         return (*head, event.tool_use_id, event.status)
+    if isinstance(event, QueuedPrompt):
+        return (*head, event.text)
     return head
 
 
