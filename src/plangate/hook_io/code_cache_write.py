@@ -6,10 +6,15 @@ the compiled code of every plangate module the process imported, the entries of 
 file that still hold, and where the standard library's compiled extension modules it
 imported were found (their file's modification time and size, no code).
 
-A module is compiled as Python compiles it, except that ``from __future__ import
-annotations`` is taken out of its code and given to the compiler as a flag: its annotations
-stay unevaluated strings, and no hook process imports ``__future__`` (about 0.2 ms) for a
-statement that only the compiler needs. Standard library only (hook path).
+A module is compiled as Python compiles it, with two differences that only introspection
+could see. ``from __future__ import annotations`` is taken out of its code and given to the
+compiler as a flag: no hook process imports ``__future__`` (about 0.2 ms) for a statement
+that only the compiler needs. And its functions' annotations are left out (their
+``__annotations__`` are empty): nothing in a hook process reads them (no
+``functools.singledispatch``, no ``inspect.signature``), while loading and attaching them
+cost a phase decision about 0.3 ms. Annotations of classes and modules (``x: int = 0``) are
+kept. With ``PLANGATE_HOOK_CODE_CACHE=0`` every module is Python's own compilation. Standard
+library only (hook path).
 """
 
 from __future__ import annotations
@@ -80,7 +85,7 @@ def save(path: str, modules: Mapping[str, ModuleType], cache: CodeCache | None =
 
 def compiled(source: bytes, origin: str) -> CodeType:
     """The module's code, without the run-time import of ``from __future__ import
-    annotations`` (see the module docstring)."""
+    annotations`` and without its functions' annotations (see the module docstring)."""
     import __future__
 
     import ast
@@ -93,6 +98,19 @@ def compiled(source: bytes, origin: str) -> CodeType:
         and node.module == "__future__"
         and [alias.name for alias in node.names] == ["annotations"]
     ]
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            node.returns = None
+            arguments = node.args
+            for arg in (
+                *arguments.posonlyargs,
+                *arguments.args,
+                *arguments.kwonlyargs,
+                arguments.vararg,
+                arguments.kwarg,
+            ):
+                if arg is not None:
+                    arg.annotation = None
     flags = 0
     if future:
         tree.body.remove(future[0])
