@@ -330,3 +330,37 @@ def test_under_importtime_every_module_is_in_the_profile(tmp_path: Path) -> None
     )
     profiled = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()}
     assert {"plangate.guard.evaluate", "plangate.journal.reader", "zlib"} <= profiled
+
+
+def _index(cache: Path) -> dict[str, code_cache.Entry]:
+    fd = os.open(cache, os.O_RDONLY)
+    try:
+        return code_cache.read_index(fd)[0]
+    finally:
+        os.close(fd)
+
+
+def test_modules_imported_together_are_grouped_by_the_next_hook_run(tmp_path: Path) -> None:
+    root = _package(tmp_path)
+    env = _env(tmp_path)
+    cache = Path(code_cache.cache_path(str(root / "plangate")))
+    first = _hook(root, _phase_entry(tmp_path), env)
+    _wait_for(cache)
+    alone = _index(cache)
+    assert alone["plangate.guard.evaluate"][6] == alone["plangate.journal.reader"][6] == -1
+    written = cache.stat().st_mtime_ns
+    assert _hook(root, _phase_entry(tmp_path), env) == first  # served: it groups them after
+    for _ in range(600):
+        if cache.stat().st_mtime_ns != written:
+            break
+        time.sleep(0.05)
+    grouped = _index(cache)
+    evaluate, reader = grouped["plangate.guard.evaluate"], grouped["plangate.journal.reader"]
+    assert evaluate[4] == reader[4] and evaluate[6] >= 0 and reader[6] >= 0  # one blob
+    assert grouped["zlib"][5] == code_cache.EXTENSION
+    served = _probe(root, env)["served"]
+    assert isinstance(served, list) and "plangate.journal.reader" in served
+    regrouped = cache.stat().st_mtime_ns
+    assert _hook(root, _phase_entry(tmp_path), env) == first
+    time.sleep(0.5)
+    assert cache.stat().st_mtime_ns == regrouped  # grouped once: no rewrite after that

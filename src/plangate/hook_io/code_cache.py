@@ -43,15 +43,17 @@ if TYPE_CHECKING:
     from types import CodeType, ModuleType
 
 ENV = "PLANGATE_HOOK_CODE_CACHE"
-MAGIC = b"PGH2"
+MAGIC = b"PGH3"
 PACKAGE = "plangate"
 _PREFIX = PACKAGE + "."
 _HEAD = 8  # MAGIC, then the index's length (4 bytes, little-endian)
 EXTENSION = -1
 """The code length of an entry for a compiled extension module: it has no code here."""
 
-#: name -> (source path, is a package, source mtime in ns, source size, offset, length)
-Entry = tuple[str, bool, int, int, int, int]
+#: name -> (source path, is a package, source mtime in ns, source size, offset, length,
+#: position): the module's code is marshalled alone at ``offset`` (``position`` -1), or is
+#: at ``position`` in the tuple of a group's code marshalled there (:meth:`CodeCache.code_of`).
+Entry = tuple[str, bool, int, int, int, int, int]
 
 
 def package_folder() -> str:
@@ -76,6 +78,12 @@ class CodeCache:
         self.served: set[str] = set()
         self.before = set(sys.modules)
         self.fallback = builtins.__import__
+        self.blobs: dict[int, tuple[CodeType, ...]] = {}
+        self.loading: list[str] = []
+        self.roots: dict[str, str] = {}
+        """Each module this process ran from the cache -> the module whose import started
+        its loading: the modules imported together, whose code the writer marshals together
+        (shared names unmarshalled once)."""
 
     def current(self, name: str) -> "Entry | None":
         """The entry of ``name`` while its file is the one recorded."""
@@ -112,13 +120,30 @@ class CodeCache:
         return None  # the default module
 
     def exec_module(self, module: "ModuleType") -> None:
-        code = self._code(self.index[module.__name__])
-        self.served.add(module.__name__)
-        exec(code, module.__dict__)  # noqa: S102 - plangate's own compiled module
+        name = module.__name__
+        code = self.code_of(self.index[name])
+        self.served.add(name)
+        self._run(name, code, module)
 
-    def _code(self, entry: Entry) -> "CodeType":
-        code: CodeType = marshal.loads(os.pread(self.fd, entry[5], self.base + entry[4]))
-        return code
+    def _run(self, name: str, code: "CodeType", module: "ModuleType") -> None:
+        self.roots[name] = self.loading[0] if self.loading else name
+        self.loading.append(name)
+        try:
+            exec(code, module.__dict__)  # noqa: S102 - plangate's own compiled module
+        finally:
+            self.loading.pop()
+
+    def code_of(self, entry: Entry) -> "CodeType":
+        """The code of an entry's module: its own blob (``position`` -1), or its place in a
+        group's blob, unmarshalled whole on first use."""
+        if entry[6] < 0:
+            code: CodeType = marshal.loads(os.pread(self.fd, entry[5], self.base + entry[4]))
+            return code
+        blob = self.blobs.get(entry[4])
+        if blob is None:
+            blob = marshal.loads(os.pread(self.fd, entry[5], self.base + entry[4]))
+            self.blobs[entry[4]] = blob
+        return blob[entry[6]]
 
     def load(self, name: str) -> "ModuleType | None":
         """Module ``name`` (its parent packages first) run from the cache and bound as the
@@ -138,11 +163,11 @@ class CodeCache:
         module.__package__ = name if entry[1] else parent
         if entry[1]:
             module.__path__ = spec.submodule_search_locations  # type: ignore[attr-defined]
-        code = self._code(entry)
+        code = self.code_of(entry)
         sys.modules[name] = module
         spec._initializing = True  # type: ignore[attr-defined]
         try:
-            exec(code, module.__dict__)  # noqa: S102 - plangate's own compiled module
+            self._run(name, code, module)
         except BaseException:
             sys.modules.pop(name, None)
             raise
@@ -183,6 +208,11 @@ class CodeCache:
             if not hasattr(package, item) and self.load(f"{name}.{item}") is None:
                 return False
         return True
+
+    def ungrouped(self) -> bool:
+        """Whether this process ran a module from the cache whose code is marshalled alone
+        (written by a process that imported it the usual way): the writer can group it."""
+        return any(self.index[name][6] < 0 for name in self.served)
 
     def missed(self) -> list[str]:
         """plangate modules this process imported the usual way, after the cache was set."""
@@ -253,7 +283,7 @@ def after_answer() -> None:
     """In a hook process that imported a plangate module the usual way: rewrite the cache
     after the answer (deferred work), where the package folder can be written."""
     cache = installed()
-    if cache is None or not cache.missed():
+    if cache is None or not (cache.missed() or cache.ungrouped()):
         return
     folder = os.path.dirname(cache.path)
     if not os.access(folder if os.path.isdir(folder) else os.path.dirname(folder), os.W_OK):

@@ -40,17 +40,13 @@ def save_quietly(cache: CodeCache) -> None:
 
 def save(path: str, modules: Mapping[str, ModuleType], cache: CodeCache | None = None) -> int:
     """Write the cache for the plangate modules of ``modules``, the extension modules among
-    them, and the entries of ``cache`` that still hold; returns how many modules it holds."""
-    blobs: list[bytes] = []
-    index: dict[str, Entry] = {}
-    offset = 0
+    them, and the entries of ``cache`` that still hold; returns how many modules it holds.
 
-    def add(name: str, origin: str, is_package: bool, info: os.stat_result, code: bytes) -> None:
-        nonlocal offset
-        index[name] = (origin, is_package, info.st_mtime_ns, info.st_size, offset, len(code))
-        blobs.append(code)
-        offset += len(code)
-
+    Modules that ``cache`` saw imported together (:attr:`.CodeCache.roots`) are marshalled
+    together, and a group already in the file stays one; any other module alone."""
+    codes: dict[str, CodeType] = {}
+    files_of: dict[str, tuple[str, bool, int, int]] = {}
+    kept: dict[str, Entry] = {}
     for name in ours(modules):
         spec = getattr(modules[name], "__spec__", None)
         origin = getattr(spec, "origin", None)
@@ -60,20 +56,45 @@ def save(path: str, modules: Mapping[str, ModuleType], cache: CodeCache | None =
             info = os.fstat(handle.fileno())
             source = handle.read()
         is_package = getattr(spec, "submodule_search_locations", None) is not None
-        add(name, origin, is_package, info, marshal.dumps(compiled(source, origin)))
+        codes[name] = compiled(source, origin)
+        files_of[name] = (origin, is_package, info.st_mtime_ns, info.st_size)
+    index: dict[str, Entry] = {}
     for name, origin in extensions(modules):
         info = os.stat(origin)
-        index[name] = (origin, False, info.st_mtime_ns, info.st_size, 0, EXTENSION)
+        index[name] = (origin, False, info.st_mtime_ns, info.st_size, 0, EXTENSION, -1)
     if cache is not None and cache.fd >= 0:
         for name in cache.index:
             entry = cache.current(name)
-            if name in index or entry is None:
+            if entry is None or name in index:
                 continue
             if entry[5] == EXTENSION:
                 index[name] = entry
                 continue
-            code = os.pread(cache.fd, entry[5], cache.base + entry[4])
-            add(name, entry[0], entry[1], os.stat(entry[0]), code)
+            kept[name] = entry
+            if name not in codes:
+                codes[name] = cache.code_of(entry)
+                files_of[name] = entry[:4]
+    groups: dict[object, list[str]] = {}
+    for name in codes:
+        entry = kept.get(name)
+        if entry is not None and entry[6] >= 0:
+            key: object = ("kept", entry[4])
+        elif cache is not None and name in cache.roots:
+            key = ("imported with", cache.roots[name])
+        else:
+            key = ("alone", name)
+        groups.setdefault(key, []).append(name)
+    blobs: list[bytes] = []
+    offset = 0
+    for key, names in groups.items():
+        alone = isinstance(key, tuple) and key[0] == "alone"
+        blob = marshal.dumps(codes[names[0]] if alone else tuple(codes[name] for name in names))
+        for position, name in enumerate(names):
+            origin, is_package, mtime, size = files_of[name]
+            where = -1 if alone else position
+            index[name] = (origin, is_package, mtime, size, offset, len(blob), where)
+        blobs.append(blob)
+        offset += len(blob)
     from plangate import files
 
     head = marshal.dumps(index)
