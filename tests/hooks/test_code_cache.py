@@ -347,7 +347,8 @@ def test_modules_imported_together_are_grouped_by_the_next_hook_run(tmp_path: Pa
     first = _hook(root, _phase_entry(tmp_path), env)
     _wait_for(cache)
     alone = _index(cache)
-    assert alone["plangate.guard.evaluate"][6] == alone["plangate.journal.reader"][6] == -1
+    assert alone["plangate.guard.evaluate"][8] == alone["plangate.journal.reader"][8]
+    assert alone["plangate.guard.evaluate"][8] == code_cache.UNSEEN
     written = cache.stat().st_mtime_ns
     assert _hook(root, _phase_entry(tmp_path), env) == first  # served: it groups them after
     for _ in range(600):
@@ -356,7 +357,7 @@ def test_modules_imported_together_are_grouped_by_the_next_hook_run(tmp_path: Pa
         time.sleep(0.05)
     grouped = _index(cache)
     evaluate, reader = grouped["plangate.guard.evaluate"], grouped["plangate.journal.reader"]
-    assert evaluate[4] == reader[4] and evaluate[6] >= 0 and reader[6] >= 0  # one blob
+    assert evaluate[6] == reader[6] and evaluate[8] == 0 and reader[8] > 0  # one group
     assert grouped["zlib"][5] == code_cache.EXTENSION
     served = _probe(root, env)["served"]
     assert isinstance(served, list) and "plangate.journal.reader" in served
@@ -364,3 +365,42 @@ def test_modules_imported_together_are_grouped_by_the_next_hook_run(tmp_path: Pa
     assert _hook(root, _phase_entry(tmp_path), env) == first
     time.sleep(0.5)
     assert cache.stat().st_mtime_ns == regrouped  # grouped once: no rewrite after that
+
+
+#: A non-phase Read, which imports a few modules of the phase decision's group (the world
+#: the owned-file check reads) but not the module whose import loads the group.
+NON_PHASE = (
+    "import gc; gc.disable(); import sys, io, json; sys.path.insert(0, sys.argv.pop(1)); "
+    "from plangate.hooks import pre_tool_use as m; from plangate.hook_io import code_cache as c; "
+    "sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[1].encode())); "
+    "sys.stdout, out = io.StringIO(), sys.stdout; m.main(); sys.stdout = out; "
+    "cache = c.installed(); "
+    "group = cache.index['plangate.guard.evaluate'][6]; "
+    "print(json.dumps(['plangate.guard.world' in cache.served, group in cache.blobs, "
+    "'plangate.guard.evaluate' in sys.modules]))"
+)
+
+
+def test_a_module_imported_without_its_group_is_read_alone(tmp_path: Path) -> None:
+    root = _package(tmp_path)
+    env = _env(tmp_path)
+    cache = Path(code_cache.cache_path(str(root / "plangate")))
+    _hook(root, _phase_entry(tmp_path), env)
+    _wait_for(cache)
+    written = cache.stat().st_mtime_ns
+    _hook(root, _phase_entry(tmp_path), env)
+    for _ in range(600):
+        if cache.stat().st_mtime_ns != written:
+            break
+        time.sleep(0.05)
+    assert _index(cache)["plangate.guard.world"][8] > 0  # in the phase decision's group
+    payload = dict(_phase_entry(tmp_path), tool_input={"file_path": str(tmp_path / "notes.md")})
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", NON_PHASE, str(root), json.dumps(payload)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=True,
+    )
+    assert json.loads(done.stdout) == [True, False, False], done.stderr

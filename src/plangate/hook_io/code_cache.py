@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from types import CodeType, ModuleType
 
 ENV = "PLANGATE_HOOK_CODE_CACHE"
-MAGIC = b"PGH3"
+MAGIC = b"PGH4"
 PACKAGE = "plangate"
 _PREFIX = PACKAGE + "."
 _HEAD = 8  # MAGIC, then the index's length (4 bytes, little-endian)
@@ -51,9 +51,13 @@ EXTENSION = -1
 """The code length of an entry for a compiled extension module: it has no code here."""
 
 #: name -> (source path, is a package, source mtime in ns, source size, offset, length,
-#: position): the module's code is marshalled alone at ``offset`` (``position`` -1), or is
-#: at ``position`` in the tuple of a group's code marshalled there (:meth:`CodeCache.code_of`).
-Entry = tuple[str, bool, int, int, int, int, int]
+#: group offset, group length, position): the module's own code is marshalled at
+#: ``offset``; ``position`` is its place in the tuple of its group's code at ``group
+#: offset`` (:meth:`CodeCache.code_of`), or :data:`ALONE` (imported with no other module) or
+#: :data:`UNSEEN` (not seen imported yet: the next process that runs it rewrites the file).
+Entry = tuple[str, bool, int, int, int, int, int, int, int]
+ALONE = -1
+UNSEEN = -2
 
 
 def package_folder() -> str:
@@ -134,16 +138,18 @@ class CodeCache:
             self.loading.pop()
 
     def code_of(self, entry: Entry) -> "CodeType":
-        """The code of an entry's module: its own blob (``position`` -1), or its place in a
-        group's blob, unmarshalled whole on first use."""
-        if entry[6] < 0:
-            code: CodeType = marshal.loads(os.pread(self.fd, entry[5], self.base + entry[4]))
-            return code
-        blob = self.blobs.get(entry[4])
-        if blob is None:
-            blob = marshal.loads(os.pread(self.fd, entry[5], self.base + entry[4]))
-            self.blobs[entry[4]] = blob
-        return blob[entry[6]]
+        """The code of an entry's module: from its group's blob when that is unmarshalled
+        already or this is the group's first module (whose import loads the others), else
+        from its own (another path imports it without the rest of its group)."""
+        position = entry[8]
+        blob = self.blobs.get(entry[6]) if position >= 0 else None
+        if blob is None and position == 0:
+            blob = marshal.loads(os.pread(self.fd, entry[7], self.base + entry[6]))
+            self.blobs[entry[6]] = blob
+        if blob is not None:
+            return blob[position]
+        code: CodeType = marshal.loads(os.pread(self.fd, entry[5], self.base + entry[4]))
+        return code
 
     def load(self, name: str) -> "ModuleType | None":
         """Module ``name`` (its parent packages first) run from the cache and bound as the
@@ -210,9 +216,9 @@ class CodeCache:
         return True
 
     def ungrouped(self) -> bool:
-        """Whether this process ran a module from the cache whose code is marshalled alone
-        (written by a process that imported it the usual way): the writer can group it."""
-        return any(self.index[name][6] < 0 for name in self.served)
+        """Whether this process ran a module from the cache that no process had run from it
+        before (written by one that imported it the usual way): the writer can group it."""
+        return any(self.index[name][8] == UNSEEN for name in self.served)
 
     def missed(self) -> list[str]:
         """plangate modules this process imported the usual way, after the cache was set."""

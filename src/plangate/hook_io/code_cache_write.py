@@ -23,7 +23,7 @@ import marshal
 import os
 import sys
 
-from plangate.hook_io.code_cache import EXTENSION, MAGIC, CodeCache, Entry, ours
+from plangate.hook_io.code_cache import ALONE, EXTENSION, MAGIC, UNSEEN, CodeCache, Entry, ours
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ def save(path: str, modules: Mapping[str, ModuleType], cache: CodeCache | None =
     them, and the entries of ``cache`` that still hold; returns how many modules it holds.
 
     Modules that ``cache`` saw imported together (:attr:`.CodeCache.roots`) are marshalled
-    together, and a group already in the file stays one; any other module alone."""
+    together too, and a group already in the file stays one."""
     codes: dict[str, CodeType] = {}
     files_of: dict[str, tuple[str, bool, int, int]] = {}
     kept: dict[str, Entry] = {}
@@ -61,7 +61,7 @@ def save(path: str, modules: Mapping[str, ModuleType], cache: CodeCache | None =
     index: dict[str, Entry] = {}
     for name, origin in extensions(modules):
         info = os.stat(origin)
-        index[name] = (origin, False, info.st_mtime_ns, info.st_size, 0, EXTENSION, -1)
+        index[name] = (origin, False, info.st_mtime_ns, info.st_size, 0, EXTENSION, 0, 0, ALONE)
     if cache is not None and cache.fd >= 0:
         for name in cache.index:
             entry = cache.current(name)
@@ -74,27 +74,51 @@ def save(path: str, modules: Mapping[str, ModuleType], cache: CodeCache | None =
             if name not in codes:
                 codes[name] = cache.code_of(entry)
                 files_of[name] = entry[:4]
-    groups: dict[object, list[str]] = {}
+    groups: dict[tuple[str, object], list[str]] = {}
     for name in codes:
         entry = kept.get(name)
-        if entry is not None and entry[6] >= 0:
-            key: object = ("kept", entry[4])
+        if entry is not None and entry[8] >= 0:
+            key: tuple[str, object] = ("kept", entry[6])
+        elif entry is not None and entry[8] == ALONE:
+            key = ("alone", name)
         elif cache is not None and name in cache.roots:
             key = ("imported with", cache.roots[name])
         else:
-            key = ("alone", name)
+            key = ("unseen", name)
         groups.setdefault(key, []).append(name)
     blobs: list[bytes] = []
     offset = 0
     for key, names in groups.items():
-        alone = isinstance(key, tuple) and key[0] == "alone"
-        blob = marshal.dumps(codes[names[0]] if alone else tuple(codes[name] for name in names))
+        # The group's first module is the one whose import loads the others: only loading it
+        # unmarshals the group (CodeCache.code_of).
+        if key[0] == "kept":
+            names.sort(key=lambda name: kept[name][8])
+        elif key[0] == "imported with":
+            names.sort(key=lambda name: name != key[1])
+        group_offset, group_length = 0, 0
+        if len(names) > 1:
+            group = marshal.dumps(tuple(codes[name] for name in names))
+            group_offset, group_length = offset, len(group)
+            blobs.append(group)
+            offset += len(group)
         for position, name in enumerate(names):
+            if len(names) == 1:
+                position = UNSEEN if key[0] == "unseen" else ALONE
+            own = marshal.dumps(codes[name])
             origin, is_package, mtime, size = files_of[name]
-            where = -1 if alone else position
-            index[name] = (origin, is_package, mtime, size, offset, len(blob), where)
-        blobs.append(blob)
-        offset += len(blob)
+            index[name] = (
+                origin,
+                is_package,
+                mtime,
+                size,
+                offset,
+                len(own),
+                group_offset,
+                group_length,
+                position,
+            )
+            blobs.append(own)
+            offset += len(own)
     from plangate import files
 
     head = marshal.dumps(index)
