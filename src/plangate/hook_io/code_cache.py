@@ -155,7 +155,8 @@ class CodeCache:
 
     def load(self, name: str) -> "ModuleType | None":
         """Module ``name`` (its parent packages first) run from the cache and bound as the
-        import system binds it; None, with nothing bound, when the cache cannot serve it."""
+        import system binds it; None, with nothing bound, when the cache cannot serve it.
+        Without the import system's module locks: a hook process imports from one thread."""
         entry = self.current(name)
         if entry is None or entry[5] == EXTENSION:
             return None
