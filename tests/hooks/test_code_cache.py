@@ -404,3 +404,40 @@ def test_a_module_imported_without_its_group_is_read_alone(tmp_path: Path) -> No
         check=True,
     )
     assert json.loads(done.stdout) == [True, False, False], done.stderr
+
+
+CYCLE = (
+    "import gc; gc.disable(); import sys, os; sys.path.insert(0, sys.argv.pop(1)); "
+    "import plangate; from plangate.hook_io import code_cache as c; "
+    "import plangate.guard.cycle_a as a; c.after_answer(); "
+    "print(os.environ['CYCLE_RUNS'], a.PARTNER, 'plangate.guard.cycle_a' in c.installed().served)"
+)
+
+
+def test_modules_that_import_each_other_run_once(tmp_path: Path) -> None:
+    root = _package(tmp_path)
+    env = _env(tmp_path)
+    guard = root / "plangate" / "guard"
+    count = "import os\nos.environ['CYCLE_RUNS'] = os.environ.get('CYCLE_RUNS', '') + '{}'\n"
+    (guard / "cycle_a.py").write_text(
+        count.format("a") + "from plangate.guard import cycle_b\nPARTNER = cycle_b.NAME\n"
+    )
+    (guard / "cycle_b.py").write_text(
+        count.format("b")
+        + "from plangate.guard import cycle_a\nNAME = 'b of ' + cycle_a.__name__\n"
+    )
+    _hook(root, _phase_entry(tmp_path), env)
+    _wait_for(Path(code_cache.cache_path(str(root / "plangate"))))
+    runs = []
+    for _ in range(2):  # imported the usual way and written to the cache, then served
+        done = subprocess.run(
+            [sys.executable, "-S", "-c", CYCLE, str(root)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
+        runs.append(done.stdout.split())
+        assert done.returncode == 0, done.stderr
+    partner = "b of plangate.guard.cycle_a"
+    assert runs == [["ab", *partner.split(), "False"], ["ab", *partner.split(), "True"]]

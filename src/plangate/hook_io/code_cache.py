@@ -214,7 +214,12 @@ class CodeCache:
         for item in fromlist:
             if item == "*":
                 return False
-            if not hasattr(package, item) and self.load(f"{name}.{item}") is None:
+            if hasattr(package, item):
+                continue
+            submodule = f"{name}.{item}"
+            # Already imported (one still running, in a cycle): the import system leaves it
+            # to ``from ... import`` to find it in ``sys.modules``, and so does this.
+            if submodule not in sys.modules and self.load(submodule) is None:
                 return False
         return True
 
