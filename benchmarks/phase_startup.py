@@ -16,7 +16,10 @@ shared machine the CPU ratio is the steadier of the two.
 
 With ``--imports``, one more journal-path decision runs under ``python -X importtime``, and
 the modules it imported are listed: the costliest by their own time, then the totals for
-the standard library and for plangate.
+the standard library and for plangate. Under ``-X importtime`` the hook code cache leaves
+each module's import to Python's import system, so that every one is listed
+(:mod:`plangate.hook_io.code_cache`): their times include machinery the timed runs skip, and
+the code of modules imported together is unmarshalled by the first one's import.
 """
 
 from __future__ import annotations

@@ -26,7 +26,6 @@ import os
 import time
 
 from plangate import jsonio, locations
-from plangate.files import read_nofollow, replace
 from plangate.state_folders import APPEND_FLAGS, state_folder
 
 TYPE_CHECKING = False
@@ -119,6 +118,8 @@ def append_decision(
 def trim(path: str, keep: int = KEEP_LINES) -> bool:
     """Rewrite ``path`` to its newest ``keep`` non-empty lines; True when done. Never raises."""
     try:
+        from plangate.files import read_nofollow, replace  # once the log is over 256 KiB only
+
         start = max(0, os.lstat(path).st_size - TAIL_READ_BYTES)
         tail = read_nofollow(path, TAIL_READ_BYTES, start)
         lines = tail.split(b"\n")

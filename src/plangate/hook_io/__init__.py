@@ -5,7 +5,8 @@
   (:func:`~plangate.hook_io.runtime.run_process`);
 - :mod:`.payload_scan`: reading only the fields a decision needs from a payload too large
   to parse whole;
-- :mod:`.code_cache`: plangate's compiled modules in one file, for a quicker start.
+- :mod:`.code_cache`: plangate's compiled modules in one file, for a quicker start, and
+  :mod:`.code_cache_write`, which writes it after a hook has answered.
 
 The entry modules that Claude Code starts live in :mod:`plangate.hooks`, on top.
 """

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 
-from plangate.guard import calls, preindex
+from plangate.guard import calls
 from plangate.hook_io import protocol
 from plangate.hook_io.runtime import HookInputError, deadline_seconds, run_hook, within
 from plangate.journal.paths import is_owned_path
@@ -69,6 +69,8 @@ def decide(payload: Payload) -> Output:
     assert isinstance(tool_input, dict)
     call = calls.classify(tool_name, tool_input, payload["cwd"])
     if call is None:
+        from plangate.guard import preindex  # not a phase decision's: only this path's
+
         preindex.maybe_start(payload)  # a long session's index kept current, in the background
         return _owned_read(payload, tool_input) or {}
     # Only a phase entry gets here: the decision, its reasons and its log are loaded now,
