@@ -84,10 +84,12 @@ class Bench:
         self.path = self.journal.write_layout(self.config, project_dir=str(self.project))
         self.size = self.path.stat().st_size
 
-    def bulk(self, output: str) -> None:
+    def bulk(self, output: str, *, closing: bool = True) -> None:
+        """A Bash call and its result; with ``closing``, the model's text that ends its turn."""
         use = self.journal.tool_use("Bash", {"command": "make check", "description": "check"})
         self.journal.tool_result(use_id(use), output)
-        self.journal.text("Checked.")
+        if closing:
+            self.journal.text("Checked.")
 
     def call(self, name: str, tool_input: dict[str, Any]) -> None:
         use = self.journal.tool_use(name, tool_input)
@@ -98,8 +100,14 @@ class Bench:
         self.call("Write", {"file_path": str(path), "content": text})
 
     def append(self) -> None:
+        """~10 KB of unrelated work the model did since the last hook run, as
+        ``guard_decision.py`` appends it: a Bash call and its result. The turn goes on (no
+        closing text): a chain ending in the model's ``end_turn`` would be followed by a
+        person's prompt before the model's next call, and until Claude Code has journaled
+        that prompt the contracts' read waits for it (up to 2 s, :func:`plangate.contracts.
+        evaluate.read_events`); the benchmark never writes one."""
         since = len(self.journal.records)
-        self.bulk("y" * 10_000)
+        self.bulk("y" * 10_000, closing=False)
         self.journal.append_new(self.path, since)
 
     def env(self) -> dict[str, str]:
