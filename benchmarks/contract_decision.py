@@ -146,7 +146,7 @@ class Bench:
         return sample
 
 
-def measure(megabytes: float, repeat: int) -> list[Case]:
+def measure(megabytes: float, repeat: int, guard_workdir: str | None = None) -> list[Case]:
     root = Path(tempfile.mkdtemp(prefix="plangate-contract-bench-"))
     try:
         bench = Bench(root, megabytes)
@@ -208,15 +208,93 @@ def measure(megabytes: float, repeat: int) -> list[Case]:
             for _ in range(repeat):
                 case.add(timed())
             cases.append(case)
+        rounds: list[tuple[Case, Callable[[], Sample]]] = []
         for name, timed in (("source Write", rows[4][1]), ("Skill entry", rows[5][1])):
             appended = Case(size, f"contract decision after a ~10 KB append: {name} (deny)")
-            for _ in range(repeat):
-                bench.append()
-                appended.add(timed())
-            cases.append(appended)
-        return cases
+            rounds.append((appended, appended_run(bench, timed)))
+        guard = GuardRows(guard_workdir, megabytes) if guard_workdir is not None else None
+        if guard is not None:
+            rounds += guard.rows()
+        for round_ in range(repeat):
+            # Interleaved run by run, the order turned each round: a busy spell of the shared
+            # machine falls on every row alike.
+            shift = round_ % len(rounds)
+            for case, timed in rounds[shift:] + rounds[:shift]:
+                case.add(timed())
+        if guard is not None:
+            guard.close()
+        return cases + [case for case, _ in rounds]
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def appended_run(bench: Bench, timed: Callable[[], Sample]) -> Callable[[], Sample]:
+    def appended() -> Sample:
+        bench.append()
+        return timed()
+
+    return appended
+
+
+class GuardRows:
+    """The guard's "after append" rows of ``guard_decision.py`` (its generated journal of
+    the same size, its session and its checks), timed in the same loop as the contract
+    rows, each run followed by the same pause."""
+
+    def __init__(self, workdir: str, megabytes: float) -> None:
+        from benchmarks import guard_decision as gd
+        from benchmarks.generated import GeneratedJournal
+        from benchmarks.guard_session import Installation
+
+        self.gd = gd
+        base_env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith("PYTHON") and not k.startswith(gd.INSTALL_ENV)
+        }
+        install = Installation(workdir, sys.executable, base_env)
+        self.bench = gd.GuardBench(install, workdir, 1, False, False)
+        journal = GeneratedJournal(workdir, megabytes, 0)  # as `guard_decision.py --sizes`
+        journal.ensure(self.bench.corpus, False)
+        self.session = self.bench.session(journal, "contract-bench")
+        tool_id = self.session.new_tool_id()
+        self.bench.guard(self.session, tool_id, self.session.driver, "payload")
+        self.bench.settled_index(self.session, None)  # a detached child may save its index
+        self.session.unjournaled_read_ran(tool_id)
+        self.label = journal.label
+
+    def rows(self) -> list[tuple[Case, Callable[[], Sample]]]:
+        return [
+            (
+                Case(self.label, "guard (guard_decision.py), journal path, after append"),
+                self.on_journal,
+            ),
+            (
+                Case(self.label, "guard (guard_decision.py), payload path, after append"),
+                self.on_payload,
+            ),
+        ]
+
+    def on_journal(self) -> Sample:
+        session = self.session
+        session.append_bulk()
+        tool_id, use, block = session.pending_read()
+        sample = self.bench.guard(session, tool_id, session.driver, "journal")
+        session.read_ran(use, block)
+        time.sleep(SETTLE_S)
+        return sample
+
+    def on_payload(self) -> Sample:
+        session = self.session
+        session.append_bulk()
+        tool_id = session.new_tool_id()
+        sample = self.bench.guard(session, tool_id, session.driver, "payload")
+        session.unjournaled_read_ran(tool_id)
+        time.sleep(SETTLE_S)
+        return sample
+
+    def close(self) -> None:
+        self.gd.remove(self.session.folder)
 
 
 def main() -> int:
@@ -224,8 +302,25 @@ def main() -> int:
     parser.add_argument("--mb", type=float, default=10.0)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--with-guard",
+        action="store_true",
+        help="time the guard's after-append rows (guard_decision.py's) interleaved with the "
+        "contract decisions after an append",
+    )
+    parser.add_argument(
+        "--workdir",
+        help="where --with-guard generates and caches its journal and installs plangate "
+        "(default: <tmp>/plangate-bench, shared with guard_decision.py)",
+    )
     args = parser.parse_args()
-    cases = measure(args.mb, args.repeat)
+    workdir = None
+    if args.with_guard:
+        workdir = os.path.realpath(
+            args.workdir or os.path.join(tempfile.gettempdir(), "plangate-bench")
+        )
+        os.makedirs(workdir, exist_ok=True)
+    cases = measure(args.mb, args.repeat, workdir)
     if args.json:
         print(
             json.dumps(
