@@ -1,7 +1,7 @@
 """Decision time of the workflow contract hooks, beside today's guard fast path.
 
 Run from the repository root: ``python -m benchmarks.contract_decision [--mb 10]
-[--repeat 5] [--json]``.
+[--repeat 5] [--json] [--with-guard [--workdir DIR]]``.
 
 Every row times a hook exactly as Claude Code runs it: the command ``plangate setup``
 registers (:func:`plangate.hook_registry.hook_command`), the payload on stdin, process start
@@ -16,13 +16,19 @@ applies) and a synthetic 2.1.332-shaped session journal of ``--mb`` megabytes of
   (refused, ``contract_edit_scope``) and the model's Skill call for the design phase
   (refused, ``contract_approval``), cold and after a ~10 KB append (each read goes on from
   the contracts' journal index and reloads only the records from the session's first
-  workflow call, :mod:`plangate.contracts.tracking`);
+  workflow call, :mod:`plangate.contracts.tracking`). The append is a Bash call and its
+  result, as ``guard_decision.py`` appends: the model's turn goes on, and the current call
+  follows a result (the guard's payload path). The after-append rows are interleaved run by
+  run;
 - the floor: bare ``python -S -c pass`` with the hooks' flags.
 
-Compare the contract decision rows with the guard's "after append" row of
-``guard_decision.py`` at the same size (``--sizes 10``). The hooks run without the
-``PYTHON*`` variables of this environment (``PYTHONDONTWRITEBYTECODE`` would make every run
-recompile what it imports; a hook runs with its ``.pyc`` files).
+Compare the contract decision rows with the guard's "after append" rows of
+``guard_decision.py`` at the same size (``--sizes 10``): ``--with-guard`` times those rows
+(its session on its generated journal, its checks of the verified allow) in the same loop as
+the contract rows after an append, so that a busy spell of the shared machine falls on both
+alike. The hooks run without the ``PYTHON*`` variables of this environment
+(``PYTHONDONTWRITEBYTECODE`` would make every run recompile what it imports; a hook runs
+with its ``.pyc`` files).
 """
 
 from __future__ import annotations

@@ -152,8 +152,9 @@ def test_a_first_phase_entry_keeps_its_windowed_read(
     bulk(project, 40)
     entry(project, monkeypatch, "kiro-spec-init")  # indexes the journal
     bulk(project, 3)
+    from plangate.journal.reader import read_journal as real  # what evaluate calls
+
     reads: list[bool] = []
-    real = evaluate.read_journal
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         verdict = real(*args, **kwargs)

@@ -23,7 +23,6 @@ import os
 
 from plangate import jsonio, locations
 from plangate.contracts.templates import absolute, expand, fill
-from plangate.gates.timing import parse_timestamp
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -173,6 +172,8 @@ def approval_of(
             continue
         if turn.order <= last_edit:
             break
+        from plangate.gates.timing import parse_timestamp  # only for a turn after the edits
+
         when = parse_timestamp(turn.timestamp)
         if when is None or when < changed_at:
             break
