@@ -3,6 +3,7 @@ code wrote (see ``builders.py``)."""
 
 from __future__ import annotations
 
+import html
 import re
 
 from starlette.testclient import TestClient
@@ -419,3 +420,33 @@ def test_the_run_header_and_json_say_who_carries_the_run(fresh: Site) -> None:
         data = client.get(f"/runs/{LOGIN}.json").json()
     assert "carried by host-b-41-9f3c2e on host-b" in page
     assert (data["run"]["worker"], data["run"]["host"]) == ("host-b-41-9f3c2e", "host-b")
+
+
+def test_the_run_header_lists_the_hosts_that_left_its_queued_turn(fresh: Site) -> None:
+    from plangate.runs.store import Store
+    from tests.web.conftest import client_for
+
+    store = Store(fresh.url)
+    try:
+        with store.transaction() as conn:
+            store.update_run(conn, README, state="queued", executor=None)
+        run = store.run(README)
+        assert run is not None
+        with client_for(fresh) as client:
+            assert 'id="left-by"' not in client.get(f"/runs/{README}").text
+            assert client.get(f"/runs/{README}.json").json()["run"]["left_by"] is None
+            store.record_miss(README, 1, "host-b", run.repo)
+            store.record_miss(README, 1, "host-a", run.worktree)
+            page = text_of(client.get(f"/runs/{README}").text)
+            checks = text_of(client.get(f"/runs/{README}/checks").text)  # every run page
+    finally:
+        store.close()
+    told = (
+        "Left by 2 hosts that cannot see the run's paths (turn 1 stays queued for a worker "
+        f"that can) host-a cannot see the run's worktree {run.worktree} host-b cannot see "
+        f"the run's repository {run.repo} Remedy: run plangate worker on a host that sees "
+        "those paths, or make them visible at the same paths on those hosts "
+        '(docs/runs-design.md, "Workers on several machines")'
+    )
+    assert told in html.unescape(page), page
+    assert told in html.unescape(checks)

@@ -30,7 +30,7 @@ EXIT_CODES = ExitCodes(
 def show_data(engine: Engine, run: RunRecord) -> dict[str, Any]:
     """Everything ``plangate show --json`` prints."""
     from plangate.runs.engine import run_summary
-    from plangate.runs.summary import attempts_by_turn, attempts_line
+    from plangate.runs.summary import attempts_by_turn, attempts_line, left_by
 
     store = engine.store
     data = run_summary(run)
@@ -47,6 +47,7 @@ def show_data(engine: Engine, run: RunRecord) -> dict[str, Any]:
             "plan_source": run.plan_source,
             "review": run.review,
             "interrupted": engine.interrupted(run),
+            "left_by": left_by(run, store.misses(run.id, run.turn)),
             "waiting": None
             if run.waiting is None
             else {
@@ -131,8 +132,12 @@ def show_command(
         print(f"State: {state}", file=out)
         if run.waiting is not None and run.waiting.last_message:
             print(f"The agent's last message: {run.waiting.last_message}", file=out)
+        from plangate.runs.summary import carrier_line, left_by_lines
+
+        if data["left_by"] is not None:
+            for line in left_by_lines(data["left_by"]):
+                print(line, file=out)
         print(f"Attempts: {data['attempts_line']}", file=out)
-        from plangate.runs.summary import carrier_line
 
         carrier = carrier_line(run)
         if carrier is not None:

@@ -258,9 +258,12 @@ class Store:
             conn.execute(statement)
 
     def misses(self, run_id: str, turn: int) -> dict[str, str]:
-        """The hosts whose worker could not see a path of the run's ``turn``: host to path."""
-        query = sa.select(path_misses.c.host, path_misses.c.path).where(
-            path_misses.c.run_id == run_id, path_misses.c.turn == turn
+        """The hosts whose worker could not see a path of the run's ``turn``: host to path,
+        by host name (:func:`plangate.runs.summary.left_by` tells them)."""
+        query = (
+            sa.select(path_misses.c.host, path_misses.c.path)
+            .where(path_misses.c.run_id == run_id, path_misses.c.turn == turn)
+            .order_by(path_misses.c.host)
         )
         return {str(row.host): str(row.path) for row in self._all(query)}
 

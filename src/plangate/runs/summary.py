@@ -1,13 +1,15 @@
 """How a run is told: the state line ``plangate show`` prints, the attempts line it and the
 viewer's run header print, the summary ``plangate runs --json`` and ``plangate show --json``
-start from, a conversation line as ``plangate run`` prints it, and the error a command
-raises for a turn that ended ``errored``."""
+start from, the hosts that left a queued turn (``plangate show`` and the viewer's run
+header), a conversation line as ``plangate run`` prints it, and the error a command raises
+for a turn that ended ``errored``."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
+from plangate.agents import agent_files
 from plangate.errors import RunErroredError
 from plangate.runs.model import ACTIVE_STATES, Event, Failure, RunRecord
 
@@ -86,6 +88,50 @@ def carrier_line(run: RunRecord) -> str | None:
     verb = "carried" if run.executor is not None and run.state in ACTIVE_STATES else "last carried"
     where = f" on {run.host}" if run.host else ""
     return f"{verb} by {run.carried_by}{where}"
+
+
+LEFT_REMEDY = (
+    "run `plangate worker` on a host that sees those paths, or make them visible at the same "
+    'paths on those hosts (docs/runs-design.md, "Workers on several machines")'
+)
+
+
+def path_role(run: RunRecord, path: str) -> str:
+    """What ``path`` is to the run, in the hand-off's words: ``repository``, ``worktree``,
+    ``agent file``, or ``path`` for one the run no longer names."""
+    if path == run.repo:
+        return "repository"
+    if path == run.worktree:
+        return "worktree"
+    if path in agent_files(run.agent):
+        return "agent file"
+    return "path"
+
+
+def left_by(run: RunRecord, misses: Mapping[str, str]) -> dict[str, Any] | None:
+    """The hosts whose worker left the run's queued turn because it cannot see a path of
+    it (``misses``, host to path: :meth:`plangate.runs.store.Store.misses` of the run's
+    turn), each with that path, and the remedy; ``None`` when no host left it, or the turn
+    is no longer queued (a turn every live worker left waits, and its detail names them)."""
+    if run.state != "queued" or not misses:
+        return None
+    hosts = [
+        {"host": host, "what": path_role(run, path), "path": path}
+        for host, path in sorted(misses.items())
+    ]
+    return {"turn": run.turn, "hosts": hosts, "remedy": LEFT_REMEDY}
+
+
+def left_by_lines(left: Mapping[str, Any]) -> list[str]:
+    """How ``plangate show`` tells :func:`left_by`: a heading, a line per host, the remedy."""
+    count = len(left["hosts"])
+    lines = [
+        f"Left by {count} host{'' if count == 1 else 's'} that cannot see the run's paths "
+        f"(turn {left['turn']} stays queued for a worker that can):"
+    ]
+    lines += [f"  {h['host']} cannot see the run's {h['what']} {h['path']}" for h in left["hosts"]]
+    lines.append(f"Remedy: {left['remedy']}")
+    return lines
 
 
 def errored_error(run: RunRecord) -> RunErroredError:

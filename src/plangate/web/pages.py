@@ -25,7 +25,7 @@ from plangate.runs.model import (
     RunRecord,
     VersionRecord,
 )
-from plangate.runs.summary import attempts_by_turn, attempts_line, carrier_line
+from plangate.runs.summary import attempts_by_turn, attempts_line, carrier_line, left_by
 from plangate.web.queries import Reader, interrupted
 
 Data = dict[str, Any]
@@ -169,6 +169,8 @@ def load_run(reader: Reader, run_id: str) -> tuple[RunRecord, list[VersionRecord
     summary = run_summary(run, versions=accepted, is_interrupted=is_interrupted)
     # The same words as `plangate show`: a new turn has its own attempts, and says so.
     summary["attempts_line"] = attempts_line(run, attempts_by_turn(reader.failures(run_id)))
+    # The hosts that left its queued turn, as `plangate show` tells them.
+    summary["left_by"] = left_by(run, reader.misses(run_id, run.turn))
     return run, records, summary
 
 

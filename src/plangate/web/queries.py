@@ -109,9 +109,11 @@ class Reader(Store):
         return Stamp(f"{count}|{updated or ''}|{seq or 0}")
 
     def run_stamp(self, run_id: str) -> Stamp | None:
-        """Changes whenever the run's row, conversation, versions, steps or checks change."""
+        """Changes whenever the run's row, conversation, versions, steps or checks change,
+        or a host leaves its queued turn (``path_misses``)."""
         runs, events = schema.runs, schema.events
         versions, steps, checks = schema.versions, schema.steps, schema.checks
+        misses = schema.path_misses
         with self.engine.connect() as conn:
             row = conn.execute(
                 sa.select(runs.c.updated_at, runs.c.state).where(runs.c.id == run_id)
@@ -124,6 +126,7 @@ class Reader(Store):
                 (sa.func.count(), versions),
                 (sa.func.count(), steps),
                 (sa.func.count(), checks),
+                (sa.func.count(), misses),
             ):
                 value = conn.execute(
                     sa.select(column).select_from(table).where(table.c.run_id == run_id)
