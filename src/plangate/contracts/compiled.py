@@ -10,9 +10,11 @@ cache: unreadable, it is rebuilt; unwritable, every call parses.
 Beside its error, a broken contract keeps a *fallback*: the last version of the file that
 parsed (:data:`GOOD`; the hook's own earlier parse, or the one ``plangate setup`` derived
 the Read and Agent ``if`` conditions from, :meth:`Cache.remember`), else the entries the
-broken file still names (:data:`SALVAGED`, :mod:`.salvage`). The hook refuses a Read or an
-Agent call that the fallback makes a phase entry (``contract_invalid``): a broken contract
-never turns its Read and Agent entries off silently either.
+broken file still names (:data:`SALVAGED`, :mod:`.salvage`). With a good version, the entries
+the broken file names are kept beside it too: an entry renamed in the edit that broke the
+file is refused as well. The hook refuses a Read or an Agent call that a fallback makes a
+phase entry (``contract_invalid``): a broken contract never turns its Read and Agent entries
+off silently either.
 """
 
 from __future__ import annotations
@@ -80,11 +82,15 @@ class Cache:
         try:
             contract = load_file(path)
         except ContractError as error:
+            good = _good_before(entry)
+            salvaged = _salvaged(path)
             self.entries[path] = {
                 "stamp": stamp,
                 "error": {"message": error.message, "remedy": error.remedy, "line": error.line},
-                "fallback": _fallback_after(entry, path),
+                "fallback": good or salvaged,
             }
+            if good is not None and salvaged is not None:
+                self.entries[path][SALVAGED] = salvaged
             self.changed = True
             raise
         self.entries[path] = {"stamp": stamp, "contract": to_dict(contract)}
@@ -92,16 +98,26 @@ class Cache:
         return contract
 
     def fallback(self, path: str) -> tuple[model.Contract, str] | None:
-        """The fallback of the broken contract at ``path`` and its kind (:data:`GOOD`,
-        :data:`SALVAGED`); None when none is kept (or the file is not broken)."""
+        """The first fallback of the broken contract at ``path`` and its kind (:data:`GOOD`,
+        else :data:`SALVAGED`); None when none is kept (or the file is not broken)."""
+        kept = self.fallbacks(path)
+        return kept[0] if kept else None
+
+    def fallbacks(self, path: str) -> list[tuple[model.Contract, str]]:
+        """Every fallback kept for the broken contract at ``path``: its good version and the
+        entries the broken file names, either or both (none: the file is not broken)."""
         entry = self.entries.get(path)
-        kept = entry.get("fallback") if isinstance(entry, dict) else None
-        if not isinstance(kept, dict):
-            return None
-        try:
-            return from_dict(kept["contract"], path), str(kept["kind"])
-        except (KeyError, TypeError, ValueError, AttributeError):
-            return None  # a cache from another version
+        if not isinstance(entry, dict):
+            return []
+        found: list[tuple[model.Contract, str]] = []
+        for kept in (entry.get("fallback"), entry.get(SALVAGED)):
+            if not isinstance(kept, dict):
+                continue
+            try:
+                found.append((from_dict(kept["contract"], path), str(kept["kind"])))
+            except (KeyError, TypeError, ValueError, AttributeError):
+                continue  # a cache from another version
+        return found
 
     def remember(self, path: str, contract: model.Contract) -> None:
         """Keep ``contract`` (parsed just now, by setup) as the good version of ``path``, for
@@ -136,15 +152,20 @@ class Cache:
         self.changed = False
 
 
-def _fallback_after(entry: object, path: str) -> dict[str, Any] | None:
-    """The fallback for a file that just failed to parse: the version the cache held if it
-    parsed (or the good version it kept), else the entries the broken file names."""
+def _good_before(entry: object) -> dict[str, Any] | None:
+    """The good version of a file that just failed to parse: the version the cache held if
+    it parsed, or the good version it kept."""
     if isinstance(entry, dict):
         if isinstance(entry.get("contract"), dict) and "error" not in entry:
             return {"kind": GOOD, "contract": entry["contract"]}
         kept = entry.get("fallback")
         if isinstance(kept, dict) and kept.get("kind") == GOOD:
             return kept
+    return None
+
+
+def _salvaged(path: str) -> dict[str, Any] | None:
+    """The entries the broken file at ``path`` names (None: it names none)."""
     from plangate.contracts.salvage import salvage
 
     found = salvage(path)

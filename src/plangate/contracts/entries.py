@@ -108,16 +108,18 @@ class Survey:
     """The contracts found for a project that parse, and the broken files with the
     fallback each keeps (:meth:`plangate.contracts.compiled.Cache.fallback`)."""
 
-    __slots__ = ("contracts", "broken")
+    __slots__ = ("contracts", "broken", "fallbacks")
 
     def __init__(self) -> None:
         self.contracts: list[Contract] = []
         self.broken: list[tuple[Found, tuple[Contract, str] | None]] = []
+        self.fallbacks: dict[str, list[tuple[Contract, str]]] = {}
+        """Every fallback of each broken file (its good version, the entries it names)."""
 
     def covered(self) -> list[Contract]:
         """What setup registers entries for: the contracts that parse and the fallbacks of
         those that do not (a broken contract keeps its Read and Agent entries)."""
-        kept = [fallback[0] for _, fallback in self.broken if fallback is not None]
+        kept = [contract for item, _ in self.broken for contract, _ in self.fallbacks[item.path]]
         return [*self.contracts, *kept]
 
 
@@ -162,6 +164,7 @@ def survey(project: str, state_root: str | None = None, *, record: bool = False)
         except ContractError as error:
             item.error = error
             found.broken.append((item, cache.fallback(item.path)))
+            found.fallbacks[item.path] = cache.fallbacks(item.path)
             continue
         item.contract = contract
         found.contracts.append(contract)

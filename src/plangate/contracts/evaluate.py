@@ -330,17 +330,24 @@ def broken_entry(
     path = data.get("file_path")
     target = absolute(path, cwd) if tool == entries.READ and isinstance(path, str) else None
     for item in broken:
-        kept = cache.fallback(item.path) or _fallback_now(cache, item.path)
-        if kept is None or target == item.path:
-            continue  # it names no entry plangate can read (docs/contracts.md), or its own file
-        hit = entries.entered_by([kept[0]], tool, data, cwd, project)
+        if target == item.path:
+            continue  # its own file
+        kept = cache.fallbacks(item.path) or _fallbacks_now(cache, item.path)
+        hit = next(
+            (
+                (found, kind)
+                for fallback, kind in kept
+                if (found := entries.entered_by([fallback], tool, data, cwd, project))
+            ),
+            None,
+        )
         if hit is None:
-            continue
-        contract, phase, _ = hit
+            continue  # no fallback names this entry (or none is known, docs/contracts.md)
+        (contract, phase, _), kind = hit
         assert item.error is not None
         shown = os.path.relpath(item.path, project) if _inside(item.path, project) else item.path
         line = f":{item.error.line}" if item.error.line else ""
-        by = "its last good version" if kept[1] == compiled.GOOD else "the broken file"
+        by = "its last good version" if kind == compiled.GOOD else "the broken file"
         detail = (
             f"{shown}{line}: {item.error.message}; by {by} this {tool} enters phase "
             f"{phase.name}; fix it, then `plangate contract check {shown}`"
@@ -349,15 +356,15 @@ def broken_entry(
     return None
 
 
-def _fallback_now(cache: compiled.Cache, path: str) -> tuple[Contract, str] | None:
-    """The fallback when the saved cache holds none (it could not be written): parsed now."""
+def _fallbacks_now(cache: compiled.Cache, path: str) -> list[tuple[Contract, str]]:
+    """The fallbacks when the saved cache holds none (it could not be written): parsed now."""
     from plangate.errors import ContractError
 
     try:
         cache.load(path)
     except ContractError:
-        return cache.fallback(path)
-    return None  # it parses now: the next call decides it in full
+        return cache.fallbacks(path)
+    return []  # it parses now: the next call decides it in full
 
 
 def _inside(path: str, folder: str) -> bool:
