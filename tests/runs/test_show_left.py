@@ -120,6 +120,13 @@ def test_show_and_the_viewer_list_the_hosts_that_left_a_queued_turn(
                 "remedy": LEFT_REMEDY,
             }
 
+            # host-c now misses another path (the same number of misses): the stamp changes.
+            store.record_miss(run.id, 1, "host-c", str(tmp_path / "elsewhere"))
+            moved = client.get(f"/runs/{run.id}/stamp.json").json()["stamp"]
+            assert moved != before
+            store.record_miss(run.id, 1, "host-c", str(repo))
+            assert client.get(f"/runs/{run.id}/stamp.json").json()["stamp"] == before
+
             # host-b sees the paths now (a share was mounted): it is no longer listed, and
             # the page's stamp changes, so an open page redraws.
             store.forget_miss(run.id, 1, "host-b")

@@ -10,6 +10,7 @@ which executors are alive) are here too.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -110,7 +111,7 @@ class Reader(Store):
 
     def run_stamp(self, run_id: str) -> Stamp | None:
         """Changes whenever the run's row, conversation, versions, steps or checks change,
-        or a host leaves its queued turn (``path_misses``)."""
+        or a host leaves its queued turn or misses another path (``path_misses``)."""
         runs, events = schema.runs, schema.events
         versions, steps, checks = schema.versions, schema.steps, schema.checks
         misses = schema.path_misses
@@ -126,12 +127,19 @@ class Reader(Store):
                 (sa.func.count(), versions),
                 (sa.func.count(), steps),
                 (sa.func.count(), checks),
-                (sa.func.count(), misses),
             ):
                 value = conn.execute(
                     sa.select(column).select_from(table).where(table.c.run_id == run_id)
                 ).scalar()
                 parts.append(str(value or 0))
+            left = conn.execute(
+                sa.select(misses.c.turn, misses.c.host, misses.c.path)
+                .where(misses.c.run_id == run_id)
+                .order_by(misses.c.turn, misses.c.host)
+            ).all()
+            # Each host and the path it misses, not only how many: a host whose missing
+            # path changed redraws the page too.
+            parts.append(hashlib.sha256(repr([tuple(m) for m in left]).encode()).hexdigest()[:16])
         return Stamp("|".join(parts), row.state)
 
     def executor_liveness(self) -> tuple[set[str], set[str]]:
