@@ -47,15 +47,28 @@ def _hook(root: Path, payload: dict[str, object], env: dict[str, str]) -> str:
     return done.stdout
 
 
-def _probe(root: Path, env: dict[str, str]) -> dict[str, object]:
-    done = subprocess.run(
-        [sys.executable, "-S", "-c", PROBE, str(root)],
+def _python(
+    root: Path,
+    env: dict[str, str],
+    script: str,
+    *args: str,
+    profiled: bool = False,
+    check: bool = False,
+) -> subprocess.CompletedProcess[str]:
+    """``script`` in a ``python -S`` process (as hooks run) importing plangate from ``root``."""
+    flags = ["-X", "importtime"] if profiled else []
+    return subprocess.run(
+        [sys.executable, *flags, "-S", "-c", script, str(root), *args],
         capture_output=True,
         text=True,
         env=env,
         timeout=60,
-        check=True,
+        check=check,
     )
+
+
+def _probe(root: Path, env: dict[str, str]) -> dict[str, object]:
+    done = _python(root, env, PROBE, check=True)
     found: dict[str, object] = json.loads(done.stdout)
     return found
 
@@ -124,14 +137,7 @@ def test_a_child_that_closes_its_descriptors_still_imports_from_the_cache(
     env = _env(tmp_path)
     _hook(root, _phase_entry(tmp_path), env)
     _wait_for(Path(code_cache.cache_path(str(root / "plangate"))))
-    done = subprocess.run(
-        [sys.executable, "-S", "-c", CLOSE_THEN_IMPORT, str(root)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=False,
-    )
+    done = _python(root, env, CLOSE_THEN_IMPORT)
     assert (done.returncode, done.stdout.strip()) == (0, "True"), done.stderr
 
 
@@ -148,13 +154,7 @@ def test_an_edited_module_is_imported_from_its_source(tmp_path: Path) -> None:
     assert isinstance(served, list)
     assert "plangate.guard.evaluate" not in served and "plangate.journal.reader" in served
     check = "import sys; sys.path.insert(0, sys.argv.pop(1)); import plangate.guard.evaluate as e"
-    done = subprocess.run(
-        [sys.executable, "-S", "-c", check + "; print(e.EDITED)", str(root)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
+    done = _python(root, env, check + "; print(e.EDITED)")
     assert done.stdout.strip() == "True", done.stderr
 
 
@@ -199,14 +199,7 @@ def test_a_served_module_is_bound_as_the_import_system_binds_it(tmp_path: Path) 
     env = _env(tmp_path)
     _hook(root, _phase_entry(tmp_path), env)
     _wait_for(Path(code_cache.cache_path(str(root / "plangate"))))
-    done = subprocess.run(
-        [sys.executable, "-S", "-c", SERVED, str(root)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=True,
-    )
+    done = _python(root, env, SERVED, check=True)
     found = json.loads(done.stdout)
     assert {"plangate.guard.evaluate", "plangate.journal.scan"} <= set(found["served"])
     evaluate = str(root / "plangate" / "guard" / "evaluate.py")
@@ -256,13 +249,7 @@ def test_a_blocked_module_stays_blocked(tmp_path: Path) -> None:
     env = _env(tmp_path)
     _hook(root, _phase_entry(tmp_path), env)
     _wait_for(Path(code_cache.cache_path(str(root / "plangate"))))
-    done = subprocess.run(
-        [sys.executable, "-S", "-c", BLOCKED, str(root)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
+    done = _python(root, env, BLOCKED)
     assert done.stdout.split() == ["blocked", "True"], done.stderr
 
 
@@ -299,13 +286,7 @@ def test_a_module_that_raises_is_not_left_in_sys_modules(tmp_path: Path) -> None
         os.close(fd)
     module.write_text(text, "utf-8")
     os.utime(module, ns=(mtime, mtime))
-    done = subprocess.run(
-        [sys.executable, "-S", "-c", RAISING, str(root)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
+    done = _python(root, env, RAISING)
     assert done.stdout.split() == ["raised", "False", "True"], done.stderr
 
 
@@ -320,14 +301,7 @@ def test_under_importtime_every_module_is_in_the_profile(tmp_path: Path) -> None
     env = _env(tmp_path)
     _hook(root, _phase_entry(tmp_path), env)
     _wait_for(Path(code_cache.cache_path(str(root / "plangate"))))
-    done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-S", "-c", PROFILED, str(root)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=True,
-    )
+    done = _python(root, env, PROFILED, profiled=True, check=True)
     profiled = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()}
     assert {"plangate.guard.evaluate", "plangate.journal.reader", "zlib"} <= profiled
 
@@ -395,14 +369,7 @@ def test_a_module_imported_without_its_group_is_read_alone(tmp_path: Path) -> No
         time.sleep(0.05)
     assert _index(cache)["plangate.guard.world"][8] > 0  # in the phase decision's group
     payload = dict(_phase_entry(tmp_path), tool_input={"file_path": str(tmp_path / "notes.md")})
-    done = subprocess.run(
-        [sys.executable, "-S", "-c", NON_PHASE, str(root), json.dumps(payload)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=True,
-    )
+    done = _python(root, env, NON_PHASE, json.dumps(payload), check=True)
     assert json.loads(done.stdout) == [True, False, False], done.stderr
 
 
@@ -430,13 +397,7 @@ def test_modules_that_import_each_other_run_once(tmp_path: Path) -> None:
     _wait_for(Path(code_cache.cache_path(str(root / "plangate"))))
     runs = []
     for _ in range(2):  # imported the usual way and written to the cache, then served
-        done = subprocess.run(
-            [sys.executable, "-S", "-c", CYCLE, str(root)],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=60,
-        )
+        done = _python(root, env, CYCLE)
         runs.append(done.stdout.split())
         assert done.returncode == 0, done.stderr
     partner = "b of plangate.guard.cycle_a"
