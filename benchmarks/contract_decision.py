@@ -1,7 +1,7 @@
 """Decision time of the workflow contract hooks, beside today's guard fast path.
 
 Run from the repository root: ``python -m benchmarks.contract_decision [--mb 10]
-[--repeat 5] [--json]``.
+[--repeat 5] [--json] [--with-guard [--workdir DIR]]``.
 
 Every row times a hook exactly as Claude Code runs it: the command ``plangate setup``
 registers (:func:`plangate.hook_registry.hook_command`), the payload on stdin, process start
@@ -16,13 +16,19 @@ applies) and a synthetic 2.1.332-shaped session journal of ``--mb`` megabytes of
   (refused, ``contract_edit_scope``) and the model's Skill call for the design phase
   (refused, ``contract_approval``), cold and after a ~10 KB append (each read goes on from
   the contracts' journal index and reloads only the records from the session's first
-  workflow call, :mod:`plangate.contracts.tracking`);
+  workflow call, :mod:`plangate.contracts.tracking`). The append is a Bash call and its
+  result, as ``guard_decision.py`` appends: the model's turn goes on, and the current call
+  follows a result (the guard's payload path). The after-append rows are interleaved run by
+  run;
 - the floor: bare ``python -S -c pass`` with the hooks' flags.
 
-Compare the contract decision rows with the guard's "after append" row of
-``guard_decision.py`` at the same size (``--sizes 10``). The hooks run without the
-``PYTHON*`` variables of this environment (``PYTHONDONTWRITEBYTECODE`` would make every run
-recompile what it imports; a hook runs with its ``.pyc`` files).
+Compare the contract decision rows with the guard's "after append" rows of
+``guard_decision.py`` at the same size (``--sizes 10``): ``--with-guard`` times those rows
+(its session on its generated journal, its checks of the verified allow) in the same loop as
+the contract rows after an append, so that a busy spell of the shared machine falls on both
+alike. The hooks run without the ``PYTHON*`` variables of this environment
+(``PYTHONDONTWRITEBYTECODE`` would make every run recompile what it imports; a hook runs
+with its ``.pyc`` files).
 """
 
 from __future__ import annotations
@@ -84,10 +90,12 @@ class Bench:
         self.path = self.journal.write_layout(self.config, project_dir=str(self.project))
         self.size = self.path.stat().st_size
 
-    def bulk(self, output: str) -> None:
+    def bulk(self, output: str, *, closing: bool = True) -> None:
+        """A Bash call and its result; with ``closing``, the model's text that ends its turn."""
         use = self.journal.tool_use("Bash", {"command": "make check", "description": "check"})
         self.journal.tool_result(use_id(use), output)
-        self.journal.text("Checked.")
+        if closing:
+            self.journal.text("Checked.")
 
     def call(self, name: str, tool_input: dict[str, Any]) -> None:
         use = self.journal.tool_use(name, tool_input)
@@ -98,8 +106,14 @@ class Bench:
         self.call("Write", {"file_path": str(path), "content": text})
 
     def append(self) -> None:
+        """~10 KB of unrelated work the model did since the last hook run, as
+        ``guard_decision.py`` appends it: a Bash call and its result. The turn goes on (no
+        closing text): a chain ending in the model's ``end_turn`` would be followed by a
+        person's prompt before the model's next call, and until Claude Code has journaled
+        that prompt the contracts' read waits for it (up to 2 s, :func:`plangate.contracts.
+        evaluate.read_events`); the benchmark never writes one."""
         since = len(self.journal.records)
-        self.bulk("y" * 10_000)
+        self.bulk("y" * 10_000, closing=False)
         self.journal.append_new(self.path, since)
 
     def env(self) -> dict[str, str]:
@@ -138,7 +152,7 @@ class Bench:
         return sample
 
 
-def measure(megabytes: float, repeat: int) -> list[Case]:
+def measure(megabytes: float, repeat: int, guard_workdir: str | None = None) -> list[Case]:
     root = Path(tempfile.mkdtemp(prefix="plangate-contract-bench-"))
     try:
         bench = Bench(root, megabytes)
@@ -200,15 +214,93 @@ def measure(megabytes: float, repeat: int) -> list[Case]:
             for _ in range(repeat):
                 case.add(timed())
             cases.append(case)
+        rounds: list[tuple[Case, Callable[[], Sample]]] = []
         for name, timed in (("source Write", rows[4][1]), ("Skill entry", rows[5][1])):
             appended = Case(size, f"contract decision after a ~10 KB append: {name} (deny)")
-            for _ in range(repeat):
-                bench.append()
-                appended.add(timed())
-            cases.append(appended)
-        return cases
+            rounds.append((appended, appended_run(bench, timed)))
+        guard = GuardRows(guard_workdir, megabytes) if guard_workdir is not None else None
+        if guard is not None:
+            rounds += guard.rows()
+        for round_ in range(repeat):
+            # Interleaved run by run, the order turned each round: a busy spell of the shared
+            # machine falls on every row alike.
+            shift = round_ % len(rounds)
+            for case, timed in rounds[shift:] + rounds[:shift]:
+                case.add(timed())
+        if guard is not None:
+            guard.close()
+        return cases + [case for case, _ in rounds]
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def appended_run(bench: Bench, timed: Callable[[], Sample]) -> Callable[[], Sample]:
+    def appended() -> Sample:
+        bench.append()
+        return timed()
+
+    return appended
+
+
+class GuardRows:
+    """The guard's "after append" rows of ``guard_decision.py`` (its generated journal of
+    the same size, its session and its checks), timed in the same loop as the contract
+    rows, each run followed by the same pause."""
+
+    def __init__(self, workdir: str, megabytes: float) -> None:
+        from benchmarks import guard_decision as gd
+        from benchmarks.generated import GeneratedJournal
+        from benchmarks.guard_session import Installation
+
+        self.gd = gd
+        base_env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith("PYTHON") and not k.startswith(gd.INSTALL_ENV)
+        }
+        install = Installation(workdir, sys.executable, base_env)
+        self.bench = gd.GuardBench(install, workdir, 1, False, False)
+        journal = GeneratedJournal(workdir, megabytes, 0)  # as `guard_decision.py --sizes`
+        journal.ensure(self.bench.corpus, False)
+        self.session = self.bench.session(journal, "contract-bench")
+        tool_id = self.session.new_tool_id()
+        self.bench.guard(self.session, tool_id, self.session.driver, "payload")
+        self.bench.settled_index(self.session, None)  # a detached child may save its index
+        self.session.unjournaled_read_ran(tool_id)
+        self.label = journal.label
+
+    def rows(self) -> list[tuple[Case, Callable[[], Sample]]]:
+        return [
+            (
+                Case(self.label, "guard (guard_decision.py), journal path, after append"),
+                self.on_journal,
+            ),
+            (
+                Case(self.label, "guard (guard_decision.py), payload path, after append"),
+                self.on_payload,
+            ),
+        ]
+
+    def on_journal(self) -> Sample:
+        session = self.session
+        session.append_bulk()
+        tool_id, use, block = session.pending_read()
+        sample = self.bench.guard(session, tool_id, session.driver, "journal")
+        session.read_ran(use, block)
+        time.sleep(SETTLE_S)
+        return sample
+
+    def on_payload(self) -> Sample:
+        session = self.session
+        session.append_bulk()
+        tool_id = session.new_tool_id()
+        sample = self.bench.guard(session, tool_id, session.driver, "payload")
+        session.unjournaled_read_ran(tool_id)
+        time.sleep(SETTLE_S)
+        return sample
+
+    def close(self) -> None:
+        self.gd.remove(self.session.folder)
 
 
 def main() -> int:
@@ -216,8 +308,25 @@ def main() -> int:
     parser.add_argument("--mb", type=float, default=10.0)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--with-guard",
+        action="store_true",
+        help="time the guard's after-append rows (guard_decision.py's) interleaved with the "
+        "contract decisions after an append",
+    )
+    parser.add_argument(
+        "--workdir",
+        help="where --with-guard generates and caches its journal and installs plangate "
+        "(default: <tmp>/plangate-bench, shared with guard_decision.py)",
+    )
     args = parser.parse_args()
-    cases = measure(args.mb, args.repeat)
+    workdir = None
+    if args.with_guard:
+        workdir = os.path.realpath(
+            args.workdir or os.path.join(tempfile.gettempdir(), "plangate-bench")
+        )
+        os.makedirs(workdir, exist_ok=True)
+    cases = measure(args.mb, args.repeat, workdir)
     if args.json:
         print(
             json.dumps(

@@ -125,6 +125,25 @@ def test_plangate_approve_counts_until_the_artifact_changes(project: Project) ->
 REQUIREMENTS_CHANGED = "# Requirements\n\n## Requirements\n1. Changed.\n"
 
 
+def test_an_approve_record_keeps_its_digest_across_hash_modules(tmp_path: Path) -> None:
+    """``plangate approve`` records hold a SHA-256 over each artifact's path and the SHA-256
+    of its bytes (``missing`` for a file not there): the hook's built-in hash module gives
+    the digest ``hashlib`` gave, so records written before still count."""
+    import hashlib
+
+    from plangate.contracts import approvals
+
+    present = tmp_path / "requirements.md"
+    present.write_bytes(b"# Requirements\n\xc3\xa9\n")
+    files = [str(present), str(tmp_path / "design.md")]
+    expected = hashlib.sha256()
+    expected.update(files[0].encode("utf-8") + b"\0")
+    expected.update(hashlib.sha256(present.read_bytes()).digest())
+    expected.update(files[1].encode("utf-8") + b"\0" + b"missing")
+    assert approvals.digest(files) == expected.hexdigest()
+    assert approvals.digest([]) == hashlib.sha256(b"").hexdigest()
+
+
 def test_impl_before_tasks_are_approved_is_refused_typed_and_by_skill(project: Project) -> None:
     from plangate.hooks import prompt_expansion
 

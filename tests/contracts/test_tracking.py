@@ -142,6 +142,35 @@ def test_an_entry_before_any_workflow_call_reads_the_whole_session(
     assert windowed == whole == (None, "design", "", [("requirements", "human")])
 
 
+def test_a_first_phase_entry_keeps_its_windowed_read(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Entering a workflow's first phase checks no earlier phase, so no human turn before the
+    window can matter: one windowed read (no whole-session read after it), the ruling a full
+    read gives. A later phase's entry still reads the whole session."""
+    project.person("the requirements from yesterday are fine: approve requirements")
+    bulk(project, 40)
+    entry(project, monkeypatch, "kiro-spec-init")  # indexes the journal
+    bulk(project, 3)
+    from plangate.journal.reader import read_journal as real  # what evaluate calls
+
+    reads: list[bool] = []
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        verdict = real(*args, **kwargs)
+        reads.append(verdict.window is not None)
+        return verdict
+
+    monkeypatch.setattr(evaluate, "read_journal", counted)
+    windowed, whole = entry(project, monkeypatch, "kiro-spec-init")
+    assert windowed == whole == (None, "init", "", [])
+    assert reads == [True, False]  # the windowed read alone, then the fold-off full read
+    reads.clear()
+    windowed, whole = entry(project, monkeypatch, "kiro-spec-requirements")
+    assert windowed == whole and whole[:2] == ("contract_phase_order", "requirements")
+    assert reads == [True, False, False]  # the window found no run: the whole session read
+
+
 @pytest.mark.parametrize(
     "command",
     [

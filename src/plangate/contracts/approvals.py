@@ -23,7 +23,6 @@ import os
 
 from plangate import jsonio, locations
 from plangate.contracts.templates import absolute, expand, fill
-from plangate.gates.timing import parse_timestamp
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -53,17 +52,20 @@ def artifact_files(
 
 
 def digest(files: list[str]) -> str:
-    import hashlib
+    """SHA-256 over each file's path and the SHA-256 of its bytes (``missing`` for none),
+    hashed with the built-in module the guard uses (OpenSSL's ``hashlib`` costs a hook
+    process several milliseconds to import)."""
+    from plangate.autoplan.layout import sha256_hex
 
-    total = hashlib.sha256()
+    parts: list[bytes] = []
     for path in files:
-        total.update(path.encode("utf-8") + b"\0")
+        parts.append(path.encode("utf-8") + b"\0")
         try:
             with open(path, "rb") as handle:
-                total.update(hashlib.sha256(handle.read()).digest())
+                parts.append(bytes.fromhex(sha256_hex(handle.read())))
         except OSError:
-            total.update(b"missing")
-    return total.hexdigest()
+            parts.append(b"missing")
+    return sha256_hex(b"".join(parts))
 
 
 def record_approval(
@@ -170,13 +172,15 @@ def approval_of(
             continue
         if turn.order <= last_edit:
             break
+        from plangate.gates.timing import parse_timestamp  # only for a turn after the edits
+
         when = parse_timestamp(turn.timestamp)
         if when is None or when < changed_at:
             break
         if words_match(turn.text, approval.words, approval.pattern):
             return Approved(HUMAN, turn.order, turn.timestamp)
     feature = values.get("feature")
-    wanted = digest(files)
+    wanted: str | None = None  # hashed once a record of this phase is found
     for record in reversed(command_records(state_root)):
         if record.get("workflow") != contract.name or record.get("phase") != phase.name:
             continue
@@ -184,6 +188,8 @@ def approval_of(
             continue
         if record.get("feature") not in (None, feature) and feature is not None:
             continue
+        if wanted is None:
+            wanted = digest(files)
         if record.get("digest") == wanted:
             return Approved(COMMAND, None, str(record.get("ts") or ""))
     return None

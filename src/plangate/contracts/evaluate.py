@@ -182,16 +182,22 @@ def tracker_for(contracts: list[Contract], cwd: str, project: str) -> Tracker | 
 
 
 def session_of(
-    payload: dict[str, Any], project: str, contracts: list[Contract], cwd: str
+    payload: dict[str, Any],
+    project: str,
+    contracts: list[Contract],
+    cwd: str,
+    *,
+    whole: bool = True,
 ) -> tuple[state.Session, Read]:
     """The fold of the live chain for a phase entry. A windowed read is kept only when a
     workflow run begins inside its window: everything before that beginning is dropped by
     the fold anyway. Otherwise (no workflow call yet, the current call the only one, or a
     call the window counted that begins nothing) a human turn before the window may
-    approve, and the whole session is read."""
+    approve, and the whole session is read, unless ``whole`` is false (the entry of a
+    workflow's first phase: no earlier phase to check, no approval to look for)."""
     read = read_events(payload, project, tracker_for(contracts, cwd, project))
     session = state.fold(read.events, contracts, cwd, project, skip=_id(payload))
-    if read.windowed and session.contract is None:
+    if whole and read.windowed and session.contract is None:
         read = read_events(payload, project)
         session = state.fold(read.events, contracts, cwd, project, skip=_id(payload))
     return session, read
@@ -257,7 +263,8 @@ def entry_ruling(
     if phase is None:
         return None  # a helper skill of the workflow: no phase starts
     cwd = str(payload.get("cwd") or project)
-    session, read = session_of(payload, project, found.contracts, cwd)
+    first = contract.index(phase.name) == 0  # rules.entry checks only the earlier phases
+    session, read = session_of(payload, project, found.contracts, cwd, whole=not first)
     values = state.bind(contract, args) if phase.binds else {}
     return _entry(contract, phase, session, project, values, read), read.version
 

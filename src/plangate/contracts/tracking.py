@@ -13,8 +13,9 @@ the window is the last record alone, and the fold finds no workflow, as it would
 
 The index holds the live chain only: a rewind or a new branch makes the reader read in
 full, and the fold starts again from the first record. A phase entry (Skill, Read, Agent,
-typed) keeps a windowed read only when a workflow run begins inside the window; otherwise
-an approval may rest on a human turn before it, and it reads the whole session
+typed) keeps a windowed read only when a workflow run begins inside the window, or when it
+enters a workflow's first phase (no earlier phase to check); otherwise an approval may rest
+on a human turn before it, and it reads the whole session
 (:func:`plangate.contracts.evaluate.session_of`). Standard library only (hook path).
 """
 
