@@ -14,11 +14,14 @@ import io
 import shutil
 import threading
 import time
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from plangate.contracts import evaluate
+from testkit.journals import use_id
 from tests.contracts.conftest import (
     DESIGN,
     FEATURE,
@@ -28,7 +31,7 @@ from tests.contracts.conftest import (
     spec_json,
     through_requirements,
 )
-from tests.contracts.test_rules import code_of
+from tests.contracts.test_rules import code_of, log_lines
 
 
 def test_a_call_journaled_late_after_a_rewind_is_decided_on_the_live_chain(
@@ -133,3 +136,154 @@ def test_a_typed_command_opening_a_new_session_is_decided_on_the_files(
     shutil.rmtree(journal.parent)  # the new session's folder is not made yet
     reason = prompt_expansion.decide(payload)
     assert reason is not None and "contract_approval" in reason and "phase tasks" in reason
+
+
+def _read_of_requirements(project: Project) -> None:
+    """The model reads the requirements once more (the chain ends mid-turn, on the Read's
+    result), stamped now: a prompt after it is later than every artifact change."""
+    project.journal._clock = datetime.now(UTC)
+    use = project.journal.tool_use("Read", {"file_path": str(project.spec / "requirements.md")})
+    project.journal.tool_result(use_id(use), "1. Greet.")
+
+
+def _late(project: Project, journal: Path, written: bytes) -> threading.Timer:
+    """Claude Code's later write of what the journal builder holds now, 0.3 s after the hook
+    started (the read's first look sees ``written`` only)."""
+    later = project.journal.write(project.dir.parent / "later.jsonl").read_bytes()
+    assert later.startswith(written)
+
+    def append() -> None:
+        with journal.open("ab") as handle:
+            handle.write(later[len(written) :])
+
+    return threading.Timer(0.3, append)
+
+
+def _design_call(project: Project, journal: Path) -> dict[str, Any]:
+    call_id = project.journal.new_tool_use_id()
+    tool_input = {"skill": "kiro-spec-design", "args": FEATURE}
+    project.journal.tool_use("Skill", tool_input, tool_use_id=call_id)
+    return {
+        "session_id": project.journal.session_id,
+        "transcript_path": str(journal),
+        "cwd": str(project.dir),
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Skill",
+        "tool_input": tool_input,
+        "tool_use_id": call_id,
+    }
+
+
+def test_an_approval_typed_while_the_model_works_journaled_after_the_hook_started_counts(
+    project: Project,
+) -> None:
+    """The race of docs/contracts.md ("Approvals"): the hook's first look ends on the Read's
+    result; Claude Code then writes the queued approval and the call together. The refusal
+    for the missing approval waits for the call, and is decided again: allowed."""
+    through_requirements(project)
+    _read_of_requirements(project)
+    journal = project.save()  # what the hook first sees: it ends on the tool result
+    written = journal.read_bytes()
+    project.journal._clock = datetime.now(UTC)
+    project.journal.queued_prompt("approve requirements")
+    payload = _design_call(project, journal)
+    timer = _late(project, journal, written)
+    timer.start()
+    try:
+        decided = evaluate.pre_tool_use(payload, None)
+    finally:
+        timer.join()
+    assert code_of(decided) is None, decided
+    approvals = [line for line in log_lines(project) if line.get("event") == "approval"]
+    assert [(line["phase"], line["via"]) for line in approvals] == [("requirements", "human")]
+
+
+def test_a_call_journaled_late_without_an_approval_is_still_refused(project: Project) -> None:
+    """Waiting for the call changes nothing when no person approved before it: refused."""
+    through_requirements(project)
+    _read_of_requirements(project)
+    journal = project.save()
+    written = journal.read_bytes()
+    project.journal.queued_prompt("looks fine to me")
+    payload = _design_call(project, journal)
+    timer = _late(project, journal, written)
+    timer.start()
+    try:
+        decided = evaluate.pre_tool_use(payload, None)
+    finally:
+        timer.join()
+    assert code_of(decided) == "contract_approval", decided
+
+
+def test_a_refusal_waits_for_the_call_within_the_reads_bound(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call never journaled: the refusal waits at most the read's bound, then stands
+    (fail-closed)."""
+    through_requirements(project)
+    _read_of_requirements(project)
+    monkeypatch.setattr(evaluate, "JOURNAL_WAIT_SECONDS", 0.2)
+    now = [0.0]
+    waits: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        now[0] += seconds
+
+    monkeypatch.setattr(time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(time, "sleep", sleep)
+    payload = project.payload("Skill", {"skill": "kiro-spec-design", "args": FEATURE})
+    assert code_of(evaluate.pre_tool_use(payload, None)) == "contract_approval"
+    assert waits and sum(waits) <= evaluate.JOURNAL_WAIT_SECONDS + evaluate.POLL_SECONDS
+
+
+def test_a_refusal_after_a_prompt_or_with_the_call_journaled_does_not_wait(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only a chain that ends mid-turn may still get a queued prompt before the call: after
+    a person's turn, or with the call in the journal, the refusal is made at once."""
+    through_requirements(project)
+    waits: list[float] = []
+    monkeypatch.setattr(time, "sleep", waits.append)  # the read's poll
+    project.person("looks fine to me")
+    payload = project.payload("Skill", {"skill": "kiro-spec-design", "args": FEATURE})
+    assert code_of(evaluate.pre_tool_use(payload, None)) == "contract_approval"
+    _read_of_requirements(project)
+    journal = project.save()
+    payload = _design_call(project, journal)
+    project.save()
+    assert code_of(evaluate.pre_tool_use(payload, None)) == "contract_approval"
+    assert waits == []
+
+
+def test_a_self_approval_journaled_before_a_late_approval_is_decided_again(
+    project: Project,
+) -> None:
+    """The flag edit (contract_self_approval while no person approved) waits for the call
+    too: the queued approval written with it makes the edit a person's approval's."""
+    through_requirements(project)
+    _read_of_requirements(project)
+    journal = project.save()
+    written = journal.read_bytes()
+    project.journal._clock = datetime.now(UTC)
+    project.journal.queued_prompt("approve requirements")
+    spec = project.spec / "spec.json"
+    call_id = project.journal.new_tool_use_id()
+    tool_input = {"file_path": str(spec), "content": spec_json(requirements=True)}
+    project.journal.tool_use("Write", tool_input, tool_use_id=call_id)
+    payload = {
+        "session_id": project.journal.session_id,
+        "transcript_path": str(journal),
+        "cwd": str(project.dir),
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Write",
+        "tool_input": tool_input,
+        "tool_use_id": call_id,
+    }
+    timer = _late(project, journal, written)
+    timer.start()
+    try:
+        decided = evaluate.pre_tool_use(payload, [str(spec)])
+    finally:
+        timer.join()
+    assert code_of(decided) is None, decided
