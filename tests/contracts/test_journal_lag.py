@@ -174,15 +174,22 @@ def _design_call(project: Project, journal: Path) -> dict[str, Any]:
     }
 
 
+@pytest.mark.parametrize("first_look", ["result", "prompt"])
 def test_an_approval_typed_while_the_model_works_journaled_after_the_hook_started_counts(
-    project: Project,
+    project: Project, first_look: str
 ) -> None:
     """The race of docs/contracts.md ("Approvals"): the hook's first look ends on the Read's
-    result; Claude Code then writes the queued approval and the call together. The refusal
-    for the missing approval waits for the call, and is decided again: allowed."""
+    result, or (seen in the terminal UI) on the turn's prompt, the Read not written yet;
+    Claude Code then writes the rest, the queued approval and the call. The refusal for the
+    missing approval waits for the call, and is decided again: allowed."""
     through_requirements(project)
-    _read_of_requirements(project)
-    journal = project.save()  # what the hook first sees: it ends on the tool result
+    project.person("check the requirements once more")
+    if first_look == "prompt":
+        journal = project.save()  # what the hook first sees: it ends on the prompt
+        _read_of_requirements(project)
+    else:
+        _read_of_requirements(project)
+        journal = project.save()  # what the hook first sees: it ends on the tool result
     written = journal.read_bytes()
     project.journal._clock = datetime.now(UTC)
     project.journal.queued_prompt("approve requirements")
@@ -237,21 +244,17 @@ def test_a_refusal_waits_for_the_call_within_the_reads_bound(
     assert waits and sum(waits) <= evaluate.JOURNAL_WAIT_SECONDS + evaluate.POLL_SECONDS
 
 
-def test_a_refusal_after_a_prompt_or_with_the_call_journaled_does_not_wait(
+def test_a_refusal_with_the_call_journaled_does_not_wait(
     project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Only a chain that ends mid-turn may still get a queued prompt before the call: after
-    a person's turn, or with the call in the journal, the refusal is made at once."""
+    """With the call in the journal, every prompt the model saw before it is there too: the
+    refusal is made at once."""
     through_requirements(project)
+    _read_of_requirements(project)
+    payload = _design_call(project, project.save())
+    project.save()
     waits: list[float] = []
     monkeypatch.setattr(time, "sleep", waits.append)  # the read's poll
-    project.person("looks fine to me")
-    payload = project.payload("Skill", {"skill": "kiro-spec-design", "args": FEATURE})
-    assert code_of(evaluate.pre_tool_use(payload, None)) == "contract_approval"
-    _read_of_requirements(project)
-    journal = project.save()
-    payload = _design_call(project, journal)
-    project.save()
     assert code_of(evaluate.pre_tool_use(payload, None)) == "contract_approval"
     assert waits == []
 

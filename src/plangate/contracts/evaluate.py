@@ -114,9 +114,8 @@ class Read:
         self.version = version
         self.problem = problem
         self.windowed = windowed  # the events are the tracker's window only
-        # The call is not journaled yet, the chain ends mid-turn and time is left until
-        # ``until`` (monotonic): a prompt typed while the model worked may still land
-        # before the call (:func:`settled`).
+        # The call is not journaled yet and time is left until ``until`` (monotonic): a
+        # prompt typed while the model worked may still land before the call (:func:`settles`).
         self.unsettled = unsettled
         self.until = until
 
@@ -128,9 +127,6 @@ ANSWERED = frozenset({"human_turn", "queued_prompt", "tool_result", "task_notifi
 """What the model's call may follow at once (the last event of the chain)."""
 
 
-MID_TURN = frozenset({"tool_result", "task_notification"})
-"""Chain ends after which Claude Code may give the model a queued prompt (a
-``queued_command`` attachment) before its next request."""
 APPROVAL_CODES = frozenset({codes.CONTRACT_APPROVAL, codes.CONTRACT_SELF_APPROVAL})
 """Refusals that a person's approval not journaled yet may turn into an allow."""
 
@@ -164,7 +160,7 @@ def read_events(
     record asynchronously, and until then the newest record may be on a branch the person
     rewound away (a rewound approval would count). Still behind then, it decides on what is
     written. With ``settle`` (a monotonic deadline) it waits, until then, for the call itself
-    (:func:`settled`)."""
+    (:func:`settles`)."""
     transcript = payload.get("transcript_path")
     session = payload.get("session_id")
     if not isinstance(transcript, str) or not isinstance(session, str):
@@ -201,13 +197,7 @@ def read_events(
     if verdict.status == ERROR:
         return Read([], verdict.claude_code_version, verdict.reason or "error")
     events = verdict.events
-    unsettled = (
-        waits
-        and bool(events)
-        and events[-1].kind in MID_TURN
-        and not _journaled(verdict, str(tool_use_id))
-        and time.monotonic() < until
-    )
+    unsettled = waits and not _journaled(verdict, str(tool_use_id)) and time.monotonic() < until
     return Read(
         events, verdict.claude_code_version, None, verdict.window is not None, unsettled, until
     )
@@ -249,12 +239,13 @@ def settles(ruling: rules.Ruling, read: Read) -> bool:
 
     A prompt the person types while the model works is given to the model within its turn,
     after a tool result (a ``queued_command`` attachment). Claude Code 2.1.332 may journal
-    that result first and the attachment, with the model's next call, tens of milliseconds
-    later, after that call's PreToolUse hook has read the journal (docs/contracts.md,
+    it, with the model's next call, after that call's PreToolUse hook has read the journal:
+    the hook's read then ends on the tool result, or on an older record still (the turn's
+    prompt), which the journal-lag wait takes for caught up (docs/contracts.md,
     "Approvals"). The journal is written in order, so once it holds the call it holds every
     prompt the model saw before making it: a refusal for a missing approval, decided while
-    the chain ends mid-turn and the call is not journaled, waits (within the read's bound)
-    for the call and is decided again on the journal alone. Nothing else waits."""
+    the call is not journaled, waits (within the read's bound) for the call and is decided
+    again on the journal alone. Nothing else waits."""
     return ruling.code in APPROVAL_CODES and read.unsettled
 
 
