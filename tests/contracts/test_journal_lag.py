@@ -6,6 +6,12 @@ in tests/e2e/test_contract_tui.py: a hook's copy of the journal ended on the rew
 approval's "Noted" reply). The newest record is then on the branch the person rewound away,
 so a read that anchors there counts a rewound approval. The contracts' read waits (a bounded
 poll) until the call is journaled, and the live chain through it decides.
+
+A prompt typed while the model works (a queued command) may be journaled, with the model's
+next call, after that call's hook has read the journal (seen in
+tests/e2e/test_contract_spec_kit_tui.py: the read ended on the tool result, or on the turn's
+prompt). A refusal for a missing approval then waits, within the same bound, for the call
+itself, and is decided again on the journal.
 """
 
 from __future__ import annotations
@@ -290,3 +296,66 @@ def test_a_self_approval_journaled_before_a_late_approval_is_decided_again(
     finally:
         timer.join()
     assert code_of(decided) is None, decided
+
+
+APPROVED_NOTES = """\
+[workflow]
+name = "notes"
+skills = ["notes"]
+variables = { topic = 1 }
+paths = { dir = "notes/{topic}" }
+
+[[phase]]
+name = "draft"
+entry = ["notes"]
+
+[[phase.artifact]]
+path = "{dir}/draft.md"
+
+[phase.approval]
+words = ["approve the draft"]
+
+[[phase]]
+name = "review"
+reads = ["{dir}/review.md"]
+"""
+
+
+def test_a_read_entry_after_a_queued_approval_journaled_late_is_allowed(project: Project) -> None:
+    """A Read that enters a phase (the contract's ``reads``) settles as a Skill call does."""
+    from plangate.hooks.contract_pre_tool_use import decide
+
+    folder = project.dir / ".plangate" / "contracts"
+    folder.mkdir(parents=True)
+    (folder / "notes.toml").write_text(APPROVED_NOTES)
+    project.person("/notes greet")
+    project.skill("notes", "greet")
+    project.write(project.dir / "notes" / "greet" / "draft.md", "# Draft\n")
+    journal = project.save()  # what the hook first sees: it ends on the Write's result
+    written = journal.read_bytes()
+    project.journal._clock = datetime.now(UTC)
+    project.journal.queued_prompt("approve the draft")
+    review = str(project.dir / "notes" / "greet" / "review.md")
+    call_id = project.journal.new_tool_use_id()
+    project.journal.tool_use("Read", {"file_path": review}, tool_use_id=call_id)
+    payload = {
+        "session_id": project.journal.session_id,
+        "transcript_path": str(journal),
+        "cwd": str(project.dir),
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Read",
+        "tool_input": {"file_path": review},
+        "tool_use_id": call_id,
+    }
+    timer = _late(project, journal, written)
+    timer.start()
+    try:
+        decided = decide(payload)
+    finally:
+        timer.join()
+    assert decided == {}, decided
+    lines = [line for line in log_lines(project) if line.get("workflow") == "notes"]
+    assert [(line["phase"], line["event"]) for line in lines] == [
+        ("draft", "approval"),
+        ("review", "entry"),
+    ]
