@@ -14,9 +14,10 @@ applies) and a synthetic 2.1.332-shaped session journal of ``--mb`` megabytes of
   a Write in a project where no contract applies (no kiro skills);
 - a contract decision on the long journal: the Write of a source file during requirements
   (refused, ``contract_edit_scope``) and the model's Skill call for the design phase
-  (refused, ``contract_approval``), cold and after a ~10 KB append (each read goes on from
-  the contracts' journal index and reloads only the records from the session's first
-  workflow call, :mod:`plangate.contracts.tracking`). The append is a Bash call and its
+  (refused, ``contract_approval``; the call journaled before its hook runs and its refused
+  result after, as Claude Code writes them), cold and after a ~10 KB append (each read goes
+  on from the contracts' journal index and reloads only the records from the session's
+  first workflow call, :mod:`plangate.contracts.tracking`). The append is a Bash call and its
   result, as ``guard_decision.py`` appends: the model's turn goes on, and the current call
   follows a result (the guard's payload path). The after-append rows are interleaved run by
   run;
@@ -127,7 +128,9 @@ class Bench:
         keep.update(CLAUDE_CONFIG_DIR=str(self.config), PLANGATE_STATE_ROOT=str(self.state))
         return keep
 
-    def payload(self, tool: str, tool_input: dict[str, Any], cwd: Path) -> bytes:
+    def payload(
+        self, tool: str, tool_input: dict[str, Any], cwd: Path, tool_use_id: str | None = None
+    ) -> bytes:
         return json.dumps(
             {
                 "session_id": self.journal.session_id,
@@ -136,9 +139,23 @@ class Bench:
                 "hook_event_name": "PreToolUse",
                 "tool_name": tool,
                 "tool_input": tool_input,
-                "tool_use_id": self.journal.new_tool_use_id(),
+                "tool_use_id": tool_use_id or self.journal.new_tool_use_id(),
             }
         ).encode()
+
+    def journaled_call(self, tool: str, tool_input: dict[str, Any], expect: str) -> Sample:
+        """The model's call journaled before its hook runs, then its refused result, as
+        Claude Code writes them: a refusal for a missing approval of a call not journaled
+        yet waits for it (up to 2 s, :func:`plangate.contracts.evaluate.settles`)."""
+        since = len(self.journal.records)
+        use = self.journal.tool_use(tool, tool_input)
+        self.journal.append_new(self.path, since)
+        payload = self.payload(tool, tool_input, self.project, use_id(use))
+        sample = self.time("plangate.hooks.contract_pre_tool_use", payload, expect)
+        since = len(self.journal.records)
+        self.journal.tool_result(use_id(use), "Error: PreToolUse:Skill hook error", is_error=True)
+        self.journal.append_new(self.path, since)
+        return sample
 
     def time(self, module: str, payload: bytes, expect: str) -> Sample:
         argv = ["/bin/sh", "-c", hook_command(module)]
@@ -199,12 +216,8 @@ def measure(megabytes: float, repeat: int, guard_workdir: str | None = None) -> 
             ),
             (
                 Case(size, "contract decision: Skill kiro-spec-design entry (deny)"),
-                lambda: bench.time(
-                    "plangate.hooks.contract_pre_tool_use",
-                    bench.payload(
-                        "Skill", {"skill": "kiro-spec-design", "args": FEATURE}, bench.project
-                    ),
-                    "contract_approval",
+                lambda: bench.journaled_call(
+                    "Skill", {"skill": "kiro-spec-design", "args": FEATURE}, "contract_approval"
                 ),
             ),
         ]

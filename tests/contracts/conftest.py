@@ -102,6 +102,22 @@ class Project:
             **extra,
         }
 
+    def journaled(self, tool: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+        """:meth:`payload` for a call that is in the journal when its hook runs, as Claude
+        Code writes it (most often; :mod:`tests.contracts.test_journal_lag` has the rest)."""
+        use = self.journal.tool_use(tool, tool_input)
+        payload = self.payload(tool, tool_input)
+        payload["tool_use_id"] = use_id(use)
+        return payload
+
+    def answered(self, payload: dict[str, Any], code: str | None, result: str) -> None:
+        """The journaled call's result: the hook's refusal (an error), or ``result``."""
+        use = str(payload["tool_use_id"])
+        if code is None:
+            self.journal.tool_result(use, result)
+        else:
+            self.journal.tool_result(use, f"PreToolUse hook error: {code}", is_error=True)
+
     def expansion(self, name: str, args: str) -> dict[str, Any]:
         path = self.save()
         return {

@@ -28,13 +28,21 @@ def code_of(output: dict[str, object]) -> str | None:
 
 
 def skill(project: Project, name: str, args: str = FEATURE) -> str | None:
-    payload = project.payload("Skill", {"skill": name, "args": args})
-    return code_of(evaluate.pre_tool_use(payload, None))
+    """The model's Skill call, journaled as Claude Code journals it: the call before its
+    hook runs, its result (refused, or the skill launched) after."""
+    tool_input = {"skill": name, "args": args}
+    payload = project.journaled("Skill", tool_input)
+    code = code_of(evaluate.pre_tool_use(payload, None))
+    project.answered(payload, code, f"Launching skill: {name}")
+    return code
 
 
 def write(project: Project, path: Path, content: str) -> str | None:
-    payload = project.payload("Write", {"file_path": str(path), "content": content})
-    return code_of(evaluate.pre_tool_use(payload, [str(path)]))
+    """The model's Write, journaled as :func:`skill` is (the file is not written)."""
+    payload = project.journaled("Write", {"file_path": str(path), "content": content})
+    code = code_of(evaluate.pre_tool_use(payload, [str(path)]))
+    project.answered(payload, code, f"File created successfully at: {path}")
+    return code
 
 
 def bash(project: Project, command: str) -> str | None:

@@ -245,15 +245,14 @@ def test_implementation_before_the_tasks_and_an_approval_rewound_away_are_refuse
 def test_an_approval_typed_while_the_model_works_counts(screen: Screen) -> None:
     """The person types "approve the spec" while the model is still reading it; Claude Code
     gives the model that prompt within its turn (a queued command, not a new turn), and the
-    model reads the plan template, then plans: the person's words approve the spec, so the
-    plan's Skill call is allowed. (The hook decides on what Claude Code has journaled, which
-    it may do after the very next call's hook has run: the template's Read comes between.)"""
+    model's very next call plans: the person's words approve the spec, so the plan's Skill
+    call is allowed. Claude Code may journal the Read's result first and the queued prompt,
+    with the Skill call, after that call's hook has read the journal; the refusal the hook
+    would make then waits for the call to be journaled and is decided again."""
     screen.seed("spec.md")
     held = Hold()
-    template = screen.project / ".specify" / "templates" / "plan-template.md"
     screen.player.steps += [
         held.step(tool_use("Read", file_path=screen.path("spec.md"))),
-        tool_use("Read", file_path=str(template)),
         skill("speckit-plan", ""),
         "Planning now.",
     ]

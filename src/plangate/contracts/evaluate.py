@@ -99,7 +99,7 @@ def select(ordered: list[Record]) -> Iterable[Record]:
 
 
 class Read:
-    __slots__ = ("events", "version", "problem", "windowed")
+    __slots__ = ("events", "version", "problem", "windowed", "unsettled", "until")
 
     def __init__(
         self,
@@ -107,11 +107,17 @@ class Read:
         version: str | None,
         problem: str | None,
         windowed: bool = False,
+        unsettled: bool = False,
+        until: float = 0.0,
     ) -> None:
         self.events = events
         self.version = version
         self.problem = problem
         self.windowed = windowed  # the events are the tracker's window only
+        # The call is not journaled yet and time is left until ``until`` (monotonic): a
+        # prompt typed while the model worked may still land before the call (:func:`settles`).
+        self.unsettled = unsettled
+        self.until = until
 
 
 JOURNAL_WAIT_SECONDS = 2.0
@@ -121,25 +127,40 @@ ANSWERED = frozenset({"human_turn", "queued_prompt", "tool_result", "task_notifi
 """What the model's call may follow at once (the last event of the chain)."""
 
 
+APPROVAL_CODES = frozenset({codes.CONTRACT_APPROVAL, codes.CONTRACT_SELF_APPROVAL})
+"""Refusals that a person's approval not journaled yet may turn into an allow."""
+
+
+def _journaled(verdict: Verdict, tool_use_id: str) -> bool:
+    """The current call is in the journal (or recorded elsewhere: waiting changes nothing)."""
+    if tool_use_id in verdict.stray_tool_uses:
+        return True
+    return any(getattr(event, "tool_use_id", None) == tool_use_id for event in verdict.events)
+
+
 def _behind(verdict: Verdict, tool_use_id: str) -> bool:
     """The journal has not caught up with the current call: the call is not in it, and the
     live chain ends with the model's own words or call (or nothing), so the prompt or result
     the model answered with this call is still to be written."""
-    if tool_use_id in verdict.stray_tool_uses:
-        return False  # recorded elsewhere: waiting changes nothing
-    events = verdict.events
-    if any(getattr(event, "tool_use_id", None) == tool_use_id for event in events):
+    if _journaled(verdict, tool_use_id):
         return False
+    events = verdict.events
     return not events or events[-1].kind not in ANSWERED
 
 
-def read_events(payload: dict[str, Any], project: str, tracker: Tracker | None = None) -> Read:
+def read_events(
+    payload: dict[str, Any],
+    project: str,
+    tracker: Tracker | None = None,
+    settle: float | None = None,
+) -> Read:
     """The live chain's events; with ``tracker`` an indexed read reloads only the records
     from the session's first workflow call on (:mod:`.tracking`). A tool call's read waits (at most
     :data:`JOURNAL_WAIT_SECONDS`) while the journal is behind it: Claude Code writes a prompt's
     record asynchronously, and until then the newest record may be on a branch the person
     rewound away (a rewound approval would count). Still behind then, it decides on what is
-    written."""
+    written. With ``settle`` (a monotonic deadline) it waits, until then, for the call itself
+    (:func:`settles`)."""
     transcript = payload.get("transcript_path")
     session = payload.get("session_id")
     if not isinstance(transcript, str) or not isinstance(session, str):
@@ -148,7 +169,7 @@ def read_events(payload: dict[str, Any], project: str, tracker: Tracker | None =
     tool_use_id = value if isinstance(value, str) else None
     # A subagent's call is journaled in the subagent's file, never on the main chain.
     waits = tool_use_id is not None and payload.get("agent_id") is None
-    until = time.monotonic() + JOURNAL_WAIT_SECONDS
+    until = time.monotonic() + JOURNAL_WAIT_SECONDS if settle is None else settle
     while True:
         verdict = read_journal(
             transcript,
@@ -160,7 +181,11 @@ def read_events(payload: dict[str, Any], project: str, tracker: Tracker | None =
             index_dir=os.path.join(locations.state_root(), INDEX_DIR),
             tracker=tracker,
         )
-        if verdict.status == ERROR or not waits or not _behind(verdict, str(tool_use_id)):
+        if verdict.status == ERROR or not waits:
+            break
+        if settle is None and not _behind(verdict, str(tool_use_id)):
+            break
+        if settle is not None and _journaled(verdict, str(tool_use_id)):
             break
         if time.monotonic() >= until:
             break
@@ -171,7 +196,11 @@ def read_events(payload: dict[str, Any], project: str, tracker: Tracker | None =
         return Read([], None, None)
     if verdict.status == ERROR:
         return Read([], verdict.claude_code_version, verdict.reason or "error")
-    return Read(verdict.events, verdict.claude_code_version, None, verdict.window is not None)
+    events = verdict.events
+    unsettled = waits and not _journaled(verdict, str(tool_use_id)) and time.monotonic() < until
+    return Read(
+        events, verdict.claude_code_version, None, verdict.window is not None, unsettled, until
+    )
 
 
 def tracker_for(contracts: list[Contract], cwd: str, project: str) -> Tracker | None:
@@ -188,19 +217,36 @@ def session_of(
     cwd: str,
     *,
     whole: bool = True,
+    settle: float | None = None,
 ) -> tuple[state.Session, Read]:
     """The fold of the live chain for a phase entry. A windowed read is kept only when a
     workflow run begins inside its window: everything before that beginning is dropped by
     the fold anyway. Otherwise (no workflow call yet, the current call the only one, or a
     call the window counted that begins nothing) a human turn before the window may
     approve, and the whole session is read, unless ``whole`` is false (the entry of a
-    workflow's first phase: no earlier phase to check, no approval to look for)."""
-    read = read_events(payload, project, tracker_for(contracts, cwd, project))
+    workflow's first phase: no earlier phase to check, no approval to look for).
+    ``settle``: :func:`read_events`'s."""
+    read = read_events(payload, project, tracker_for(contracts, cwd, project), settle)
     session = state.fold(read.events, contracts, cwd, project, skip=_id(payload))
     if whole and read.windowed and session.contract is None:
-        read = read_events(payload, project)
+        read = read_events(payload, project, settle=settle)
         session = state.fold(read.events, contracts, cwd, project, skip=_id(payload))
     return session, read
+
+
+def settles(ruling: rules.Ruling, read: Read) -> bool:
+    """Whether a ruling is decided again once the journal holds the call itself.
+
+    A prompt the person types while the model works is given to the model within its turn,
+    after a tool result (a ``queued_command`` attachment). Claude Code 2.1.332 may journal
+    it, with the model's next call, after that call's PreToolUse hook has read the journal:
+    the hook's read then ends on the tool result, or on an older record still (the turn's
+    prompt), which the journal-lag wait takes for caught up (docs/contracts.md,
+    "Approvals"). The journal is written in order, so once it holds the call it holds every
+    prompt the model saw before making it: a refusal for a missing approval, decided while
+    the call is not journaled, waits (within the read's bound) for the call and is decided
+    again on the journal alone. Nothing else waits."""
+    return ruling.code in APPROVAL_CODES and read.unsettled
 
 
 def logged(
@@ -266,7 +312,13 @@ def entry_ruling(
     first = contract.index(phase.name) == 0  # rules.entry checks only the earlier phases
     session, read = session_of(payload, project, found.contracts, cwd, whole=not first)
     values = state.bind(contract, args) if phase.binds else {}
-    return _entry(contract, phase, session, project, values, read), read.version
+    ruling = _entry(contract, phase, session, project, values, read)
+    if settles(ruling, read):
+        session, read = session_of(
+            payload, project, found.contracts, cwd, whole=not first, settle=read.until
+        )
+        ruling = _entry(contract, phase, session, project, values, read)
+    return ruling, read.version
 
 
 def _entry(
@@ -301,13 +353,18 @@ def call_entry(payload: dict[str, Any]) -> Output:
             return decision.output(refused.facts)
     if entries.entered_by(found.contracts, tool, data, cwd, project) is None:
         return {}  # enters no phase whatever the variables (unbound: any value)
-    session, read = session_of(payload, project, found.contracts, cwd)
-    known = {session.contract.name: session.values} if session.contract is not None else {}
-    hit = entries.entered_by(found.contracts, tool, data, cwd, project, known)
-    if hit is None:
-        return {}  # not this workflow's files (another feature's, say)
-    contract, phase, values = hit
-    ruling = _entry(contract, phase, session, project, values, read)
+    settle: float | None = None
+    while True:
+        session, read = session_of(payload, project, found.contracts, cwd, settle=settle)
+        known = {session.contract.name: session.values} if session.contract is not None else {}
+        hit = entries.entered_by(found.contracts, tool, data, cwd, project, known)
+        if hit is None:
+            return {}  # not this workflow's files (another feature's, say)
+        contract, phase, values = hit
+        ruling = _entry(contract, phase, session, project, values, read)
+        if settle is not None or not settles(ruling, read):
+            break
+        settle = read.until
     if ruling.code == codes.CONTRACT_UNVERIFIED:
         return unverified(ruling.workflow, ruling.detail, read.version, "entry")
     decision = logged(ruling, "entry", read.version)
@@ -395,24 +452,37 @@ def pre_tool_use(payload: dict[str, Any], paths: list[str] | None) -> Output:
         decision = logged(ruling, "entry", version)
         return decision.output(ruling.facts)
     project = project_dir(payload)
-    found_contracts = applying(project)
-    if not found_contracts.contracts:
+    contracts = applying(project).contracts
+    if not contracts:
         return {}
     cwd = str(payload.get("cwd") or project)
-    read = read_events(payload, project, tracker_for(found_contracts.contracts, cwd, project))
-    if read.problem is not None:
-        names = ",".join(c.name for c in found_contracts.contracts)
-        return unverified(names, read.problem, read.version, "edit")
-    session = state.fold(read.events, found_contracts.contracts, cwd, project, skip=_id(payload))
-    if session.contract is None:
-        return {}
+    texts: dict[str, str] | None = None
+    settle: float | None = None
+    while True:
+        read = read_events(payload, project, tracker_for(contracts, cwd, project), settle)
+        if read.problem is not None:
+            names = ",".join(c.name for c in contracts)
+            return unverified(names, read.problem, read.version, "edit")
+        session = state.fold(read.events, contracts, cwd, project, skip=_id(payload))
+        if session.contract is None:
+            return {}
+        if texts is None:
+            texts = _texts(tool, data, paths)
+        edit_ruling = rules.edit(session, paths, project, contents=texts)
+        if edit_ruling is None or edit_ruling.code is None:
+            return {}  # an allowed edit: not logged (the log holds phase entries and refusals)
+        if settle is not None or not settles(edit_ruling, read):
+            break
+        settle = read.until
+    decision = logged(edit_ruling, "edit", read.version)
+    return decision.output(edit_ruling.facts)
+
+
+def _texts(tool: str, data: dict[str, Any], paths: list[str]) -> dict[str, str]:
+    """Each written file's text after the call, where the call says it."""
     texts: dict[str, str] = {}
     for path in paths:
         text = contents.after(tool, data, path)
         if text is not None:
             texts[path] = text
-    edit_ruling = rules.edit(session, paths, project, contents=texts)
-    if edit_ruling is None or edit_ruling.code is None:
-        return {}  # an allowed edit: not logged (the log holds phase entries and refusals)
-    decision = logged(edit_ruling, "edit", read.version)
-    return decision.output(edit_ruling.facts)
+    return texts
