@@ -51,32 +51,9 @@ def test_a_call_journaled_late_after_a_rewind_is_decided_on_the_live_chain(
     written = journal.read_bytes()
     project.journal.leaf = branch  # the rewind: the next prompt is the approval's sibling
     project.person("what does requirement 1 mean?")
-    call_id = project.journal.new_tool_use_id()
-    project.journal.tool_use(
-        "Skill", {"skill": "kiro-spec-design", "args": FEATURE}, tool_use_id=call_id
-    )
-    later = project.journal.write(project.dir.parent / "later.jsonl").read_bytes()
-    assert later.startswith(written)
-    payload = {
-        "session_id": project.journal.session_id,
-        "transcript_path": str(journal),
-        "cwd": str(project.dir),
-        "hook_event_name": "PreToolUse",
-        "tool_name": "Skill",
-        "tool_input": {"skill": "kiro-spec-design", "args": FEATURE},
-        "tool_use_id": call_id,
-    }
-
-    def append_late() -> None:
-        with journal.open("ab") as handle:
-            handle.write(later[len(written) :])
-
-    timer = threading.Timer(0.3, append_late)  # Claude Code's write, after the hook started
-    timer.start()
-    try:
-        decided = evaluate.pre_tool_use(payload, None)
-    finally:
-        timer.join()
+    payload = _design_call(project, journal)
+    timer = _late(project, journal, written)  # Claude Code's write, after the hook started
+    decided = _decide_during(timer, payload, None)
     assert code_of(decided) == "contract_approval", decided
 
 
@@ -165,6 +142,17 @@ def _late(project: Project, journal: Path, written: bytes) -> threading.Timer:
     return threading.Timer(0.3, append)
 
 
+def _decide_during(
+    timer: threading.Timer, payload: dict[str, Any], paths: list[str] | None
+) -> dict[str, Any]:
+    """The hook's decision while ``timer`` (Claude Code's late write) runs beside it."""
+    timer.start()
+    try:
+        return dict(evaluate.pre_tool_use(payload, paths))
+    finally:
+        timer.join()
+
+
 def _design_call(project: Project, journal: Path) -> dict[str, Any]:
     call_id = project.journal.new_tool_use_id()
     tool_input = {"skill": "kiro-spec-design", "args": FEATURE}
@@ -201,11 +189,7 @@ def test_an_approval_typed_while_the_model_works_journaled_after_the_hook_starte
     project.journal.queued_prompt("approve requirements")
     payload = _design_call(project, journal)
     timer = _late(project, journal, written)
-    timer.start()
-    try:
-        decided = evaluate.pre_tool_use(payload, None)
-    finally:
-        timer.join()
+    decided = _decide_during(timer, payload, None)
     assert code_of(decided) is None, decided
     approvals = [line for line in log_lines(project) if line.get("event") == "approval"]
     assert [(line["phase"], line["via"]) for line in approvals] == [("requirements", "human")]
@@ -220,11 +204,7 @@ def test_a_call_journaled_late_without_an_approval_is_still_refused(project: Pro
     project.journal.queued_prompt("looks fine to me")
     payload = _design_call(project, journal)
     timer = _late(project, journal, written)
-    timer.start()
-    try:
-        decided = evaluate.pre_tool_use(payload, None)
-    finally:
-        timer.join()
+    decided = _decide_during(timer, payload, None)
     assert code_of(decided) == "contract_approval", decided
 
 
@@ -290,11 +270,7 @@ def test_a_self_approval_journaled_before_a_late_approval_is_decided_again(
         "tool_use_id": call_id,
     }
     timer = _late(project, journal, written)
-    timer.start()
-    try:
-        decided = evaluate.pre_tool_use(payload, [str(spec)])
-    finally:
-        timer.join()
+    decided = _decide_during(timer, payload, [str(spec)])
     assert code_of(decided) is None, decided
 
 
