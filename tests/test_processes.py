@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -306,3 +307,32 @@ def test_run_bounded_is_the_one_way_a_subprocess_starts() -> None:
         if calls:
             found[path.relative_to(package).as_posix()] = len(calls)
     assert found == _STARTS
+
+
+def test_run_bounded_in_a_nested_pid_namespace_with_the_outer_proc(tmp_path: Path) -> None:
+    """Claude Code's Bash sandbox runs a command in a PID namespace of its own whose ``/proc``
+    is the outer one (``../shared/research/claude-sandbox.md``). ``run_bounded`` there must not
+    take the outer ids for its own: it once killed its own command (exit 137), and with it
+    every plangate command a sandboxed model runs (``plangate autoplan init``)."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        pytest.skip("bubblewrap (bwrap) is not installed")
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    script = (
+        "import sys; from plangate import processes; "
+        "done = processes.run_bounded([sys.executable, '-c', 'print(\"inner\")'], timeout=20); "
+        "print(processes.proc_is_ours(), len(processes._table()), done.returncode, "
+        "done.stdout.strip())"
+    )
+    result = subprocess.run(
+        [bwrap, "--unshare-pid", "--dev-bind", "/", "/", sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": src},
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    # The outer ids are not taken for this namespace's (which ids they would hit depends on
+    # what runs outside, so the table's emptiness is what is asserted), and the command runs.
+    assert result.stdout.split() == ["False", "0", "0", "inner"]

@@ -308,8 +308,25 @@ def _stat(pid: int) -> _Stat | None:
         return None
 
 
+def proc_is_ours() -> bool:
+    """Whether ``/proc`` shows this process's own PID namespace.
+
+    Inside Claude Code's Bash sandbox (bubblewrap) a command runs in a nested PID namespace
+    whose ``/proc`` is still the outer one: the ids read there are not ids this process can
+    signal, and taking them for its own would kill unrelated processes (issue 32). There the
+    process table is treated as unknown, as on a system without ``/proc``.
+    """
+    try:
+        return os.readlink("/proc/self") == str(os.getpid())
+    except OSError:
+        return False
+
+
 def _table() -> dict[int, _Stat]:
-    """Every process this one can see (Linux ``/proc``; empty elsewhere)."""
+    """Every process this one can see (Linux ``/proc`` of this PID namespace; empty
+    elsewhere)."""
+    if not proc_is_ours():
+        return {}
     try:
         entries = os.listdir("/proc")
     except OSError:
@@ -434,6 +451,8 @@ def marked_pids(token: str, table: Iterable[int] | None = None) -> list[int]:
     me = os.getpid()
     found: list[int] = []
     if table is None:
+        if not proc_is_ours():
+            return found
         try:
             table = [int(entry) for entry in os.listdir("/proc") if entry.isdigit()]
         except OSError:

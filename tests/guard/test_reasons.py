@@ -91,6 +91,13 @@ PLANGATE_CODES = {
         "contract_approval",
         "contract_self_approval",
         "contract_edit_scope",
+        "agent_command",
+        "protected_path",
+        "protected_command",
+        "sandbox_bypass",
+        "contract_drift",
+        "journal_untrusted",
+        "unguarded_calls",
     },
 }
 """Codes plangate adds to the seed's: the guard's own deadline (issue 14), a phase entry

@@ -18,7 +18,7 @@ Hook path: standard library only, no ``re``/``json``/``typing`` at runtime.
 
 from __future__ import annotations
 
-from plangate.guard import contract_codes
+from plangate.guard import contract_codes, defence_codes
 from plangate.hook_io import protocol
 
 TYPE_CHECKING = False
@@ -302,6 +302,7 @@ TABLE: dict[str, tuple[str, str]] = {
 }
 
 TABLE.update(contract_codes.TABLE)  # workflow contracts share the table (plangate.contracts)
+TABLE.update(defence_codes.TABLE)  # the gate's self-defence (docs/threat-model.md)
 
 KNOWN_CODES: tuple[str, ...] = tuple(TABLE)
 """Every current code, grouped by disposition; ``unrecognized_shape`` stands for its family."""
