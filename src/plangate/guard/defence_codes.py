@@ -20,6 +20,15 @@ CONTRACT_DRIFT = "contract_drift"
 JOURNAL_UNTRUSTED = "journal_untrusted"
 UNGUARDED_CALLS = "unguarded_calls"
 
+#: The plangate commands only a person may run, as (verb, sub-verb or None): each opens or
+#: weakens a gate. The commands refuse inside an agent session (``agent_command``); the hooks
+#: refuse a Bash command that runs one (``protected_command``). One list for both.
+PERSON_ONLY_COMMANDS: tuple[tuple[str, str | None], ...] = (
+    ("approve", None),
+    ("config", "set"),
+    ("setup", None),
+)
+
 ASK_PERSON = (
     "Only the person may do this. Finish your turn, say what you need, and ask them to do it "
     "in their own terminal."
