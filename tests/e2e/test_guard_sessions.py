@@ -407,3 +407,28 @@ def test_close_packet_changed_after_it_was_written_is_stale(project: MakeProject
     journal = _ok(autoplan.run("/autoplan plan.md", player))
     (entry,) = _reads_of(journal, "design-phase.md")
     assert entry[0] and "(code close_stale," in entry[1]
+
+
+def test_a_piped_init_after_a_typed_autoplan_is_unbindable(project: MakeProject) -> None:
+    """The usual start, a typed ``/autoplan plan.md``: an init the model pipes through
+    ``| cat`` cannot be bound, and the denial says why and how to run it (seed 000's
+    ``init_unbindable``), not ``init_own``; the literal re-run then binds the run."""
+    player = Player([])
+    autoplan, _ = project(player)
+    piped = autoplan.init()
+    assert isinstance(piped, ToolUse)
+    piped = tool_use("Bash", command=str(piped.input["command"]) + " | cat", description="init")
+    player.steps = [
+        piped,
+        autoplan.read_driver("ceo"),  # denied: the init is unbindable
+        autoplan.init(),
+        autoplan.read_driver("ceo"),  # allowed
+        "Phase 1 started.",
+    ]
+    journal = _ok(autoplan.run("/autoplan plan.md", player))
+    entries = _reads_of(journal, "ceo-phase.md")
+    assert len(entries) == 2, entries
+    (denied, denial), (refused_again, _) = entries
+    assert denied and "(code init_unbindable, Claude Code 2.1.332)" in denial, denial
+    assert "pipe" in denial and "literal absolute paths" in denial
+    assert not refused_again

@@ -206,6 +206,10 @@ def test_publication_texts_name_the_no_op_and_the_later_message() -> None:
         assert "later message" in reason
         generic = reasons.deny_reason(code, "2.1.332")
         assert "`true autoplan-published <phase>`" in generic
+        # The guard's refusal carries the due phase as its detail: the text names it.
+        named = reasons.deny_reason(code, "2.1.332", "ceo")
+        assert "only tool call is the Bash no-op `true autoplan-published ceo`" in named
+        assert "<phase>" not in named and "Detail:" not in named
 
 
 def test_detail_is_shown_and_known_details_explained() -> None:

@@ -33,9 +33,11 @@ def disarmed(
     ends it at an unrelated request after an end of turn; plangate does not, see
     ``docs/guard-deviations.md``). What happens between a gate and the next init is not part
     of /autoplan's run (a phase entry made then does not count). A ``/autoplan`` typed again
-    needs its own init first (``init_own``). ``prior`` is the fold of every event before
-    order ``start`` (:mod:`plangate.guard.fold`): only the events from ``start`` on are
-    folded here.
+    needs its own init first (``init_own``), unless an init was tried since in a form that
+    cannot be bound (piped, redirected, chained, through a variable): then the denial says
+    how to run it instead (``init_unbindable``), as seed 000 orders it. ``prior`` is the fold
+    of every event before order ``start`` (:mod:`plangate.guard.fold`): only the events from
+    ``start`` on are folded here.
     """
     fold = prior
     orders: set[int] = set()
@@ -47,7 +49,7 @@ def disarmed(
             orders.add(event.order)
     ours = fold.has_latest and skill_names.is_skill(fold.latest_command, layout.SKILL_NAME)
     if ours and not fold.init_after:
-        raise Refusal("init_own")
+        raise Refusal("init_unbindable" if fold.unbindable_after else "init_own")
     return fold.outside, orders
 
 
@@ -55,7 +57,14 @@ class Disarm:
     """The fold :func:`disarmed` makes over the events, one at a time (the guard's fold,
     :mod:`plangate.guard.fold`, keeps it before every human turn as :meth:`dump` gives it)."""
 
-    __slots__ = ("gates", "has_latest", "latest_command", "outside", "init_after")
+    __slots__ = (
+        "gates",
+        "has_latest",
+        "latest_command",
+        "outside",
+        "init_after",
+        "unbindable_after",
+    )
 
     def __init__(self) -> None:
         self.gates: set[str] = set()
@@ -63,6 +72,7 @@ class Disarm:
         self.latest_command: str | None = None
         self.outside = False
         self.init_after = False
+        self.unbindable_after = False  # an init tried since the latest turn, unbindably
 
     def step(self, event: Event, installation: Installation) -> list[str] | None:
         """Fold ``event`` in; the init's three paths when it is a literal init."""
@@ -77,6 +87,8 @@ class Disarm:
                 return arguments
             if is_gate_render(command, installation.plangate, installation.world):
                 self.gates.add(event.tool_use_id)
+            elif isinstance(command, str) and looks_like_unbindable_init(command):
+                self.unbindable_after = True
         elif isinstance(event, ToolResult):
             if event.tool_use_id in self.gates:
                 self.gates.discard(event.tool_use_id)
@@ -86,6 +98,7 @@ class Disarm:
             self.has_latest = True
             self.latest_command = event.command
             self.init_after = False
+            self.unbindable_after = False
         return None
 
     def dump(self) -> tuple[object, ...]:
@@ -95,6 +108,7 @@ class Disarm:
             self.latest_command,
             self.outside,
             self.init_after,
+            self.unbindable_after,
         )
 
     @classmethod
@@ -102,7 +116,8 @@ class Disarm:
         fold = cls()
         gates, *flags = dumped
         fold.gates = set(gates)
-        fold.has_latest, fold.latest_command, fold.outside, fold.init_after = flags
+        fold.has_latest, fold.latest_command, fold.outside, fold.init_after = flags[:4]
+        fold.unbindable_after = bool(flags[4]) if len(flags) > 4 else False  # older saves
         return fold
 
 

@@ -324,6 +324,12 @@ DETAIL_TEXT: dict[tuple[str, str], str] = {
 }
 
 DEFAULT_FACTS = {"phase": "<phase>", "workflow": "<workflow>"}
+PHASE_DETAIL_CODES = frozenset(
+    {"publication_missing", "publication_unflushed", "publication_repeat"}
+)
+"""Codes whose detail is the phase whose report is due: it fills ``{phase}`` in the text, so
+the model is told the exact no-op to run (``true autoplan-published ceo``), never a
+placeholder."""
 _PHASE_LABELS = {
     "ceo": "Phase 1 (CEO)",
     "design": "Phase 2 (Design)",
@@ -369,6 +375,9 @@ def text(code: str, detail: str | None = None, facts: dict[str, str] | None = No
     if base == UNRECOGNIZED_SHAPE and base != code:
         detail = code[len(UNRECOGNIZED_SHAPE) + 1 :]
     message = TABLE[base][1]
+    if base in PHASE_DETAIL_CODES and detail in _PHASE_LABELS:
+        facts = {"phase": detail, **(facts or {})}
+        detail = None
     if facts:
         for key, value in facts.items():
             message = message.replace("{" + key + "}", _clip(value))

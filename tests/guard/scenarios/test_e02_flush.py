@@ -20,7 +20,8 @@ def test_e02_09_report_in_the_guarded_reads_message_is_unflushed(
     session.message(report("ceo"), [read], run=False)
     outcome = session.hook(read)
     assert_denied(outcome, "publication_unflushed", disposition="corrective", path="journal")
-    assert "true autoplan-published <phase>" in outcome.text
+    assert "`true autoplan-published ceo`" in outcome.text
+    assert "<phase>" not in outcome.text and "Detail:" not in outcome.text
 
 
 def test_e02_10_report_sharing_the_message_stays_unflushed_when_fully_written(

@@ -26,7 +26,7 @@ def test_e05_23_fresh_eng_checkpoint_after_the_cycle_reopens_eng(
     flow.read_close("eng")
     outcome = flow.attempt(flow.driver_read("tasks"))
     assert_denied(outcome, "publication_missing")
-    assert "Detail: eng." in outcome.text
+    assert "`true autoplan-published eng`" in outcome.text
     flow.publish("eng")
     assert_allowed(flow.attempt(flow.driver_read("tasks")))
 

@@ -73,6 +73,35 @@ def test_e07_38_init_with_shell_syntax_around_it_is_denied(
     assert "literal absolute paths" in outcome.text
 
 
+@pytest.mark.parametrize("form", sorted(UNBINDABLE) + ["redirect", "substitution"])
+def test_e07_38c_after_a_typed_autoplan_an_unbindable_init_says_so(
+    flow: Flow, session: SimulatedSession, form: str
+) -> None:
+    """The usual start is the typed ``/autoplan plan.md``: an init tried there through a
+    pipe, a redirect, a chain or a substitution is ``init_unbindable`` (seed 000 names the
+    pipe and the redirect), not the ``init_own`` a typed request with no init at all gets."""
+    exe, plan, restore = session.plangate, flow.plan, flow.restore
+    cmd = flow.command("autoplan", "init", plan, plan, restore)
+    forms = {
+        **{
+            name: text.format(cmd=cmd, exe=exe, plan=plan, restore=restore)
+            for name, text in UNBINDABLE.items()
+        },
+        "redirect": cmd + " > /dev/null",
+        "substitution": f'"{exe}" autoplan init "$(realpath {plan})" "{plan}" "{restore}"',
+    }
+    flow.start()
+    session.run(Call.bash(forms[form], "plangate"))
+    outcome = flow.attempt(flow.driver_read("ceo"))
+    assert_denied(outcome, "init_unbindable", disposition="corrective")
+    assert "literal absolute paths" in outcome.text
+    # Re-run literally and the run is bound; a typed /autoplan with no init tried is init_own.
+    flow.init()
+    assert_allowed(flow.attempt(flow.driver_read("ceo")))
+    flow.start()
+    assert_denied(flow.attempt(flow.driver_read("ceo")), "init_own")
+
+
 def test_e07_38b_init_with_an_escaped_quote_is_not_an_init(
     flow: Flow, session: SimulatedSession
 ) -> None:

@@ -37,7 +37,7 @@ def test_e09_60_each_transition_needs_the_published_report(
     flow.work(phase)
     outcome = flow.attempt(flow.driver_read(target))
     assert_denied(outcome, "publication_missing", disposition="corrective")
-    assert f"Detail: {phase}." in outcome.text
+    assert f"`true autoplan-published {phase}`" in outcome.text
     flow.publish(phase)
     assert_allowed(flow.attempt(flow.driver_read(target)))
 

@@ -21,7 +21,7 @@ def test_e12_96_next_phase_artifact_or_dispatch_cannot_bypass_the_dx_report(
     assert_denied(flow.attempt(flow.artifact_read("eng")), "publication_missing")
     outcome = flow.attempt(flow.dispatch_call("eng"))
     assert_denied(outcome, "publication_missing")
-    assert "Detail: dx." in outcome.text
+    assert "`true autoplan-published dx`" in outcome.text
 
 
 @pytest.mark.parametrize("name", ["review-input.md", "reviewer-prompt.md", "manifest.json"])
