@@ -46,6 +46,14 @@ def test_table_has_the_required_settings() -> None:
     assert config.GATE_SWITCHES == ("ceo_review_gate", "autoplan_gate")
 
 
+def test_run_attempts_help_names_everything_that_spends_an_attempt() -> None:
+    """Seed 004: a failed check, a failed evidence gate, an escalation and a review send-back
+    each spend one (``plangate/runs/attempts.py``)."""
+    text = config.setting("run_attempts").help
+    for spender in ("check", "evidence-gate", "send-back", "escalation"):
+        assert spender in text, spender
+
+
 def test_defaults_without_a_file(state: Path) -> None:
     assert config.get("ceo_review_gate") is False
     assert config.get("autoplan_gate") is False

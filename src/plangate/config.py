@@ -150,7 +150,8 @@ SETTINGS: tuple[Setting, ...] = (
         "run_attempts",
         INTEGER,
         3,
-        "attempts a plangate run may spend on failed checks and review send-backs",
+        "attempts a plangate run may spend: each failed check, evidence-gate failure, review "
+        "send-back or escalation spends one",
         minimum=1,
         maximum=20,
     ),

@@ -55,7 +55,7 @@ def test_every_known_code_has_a_complete_section() -> None:
 
 def test_every_section_is_a_known_code_or_a_topic() -> None:
     headings = set(sections())
-    assert headings - TOPICS == set(reasons.KNOWN_CODES)
+    assert headings - TOPICS - set(reasons.SEED_CODES_NOT_RAISED) == set(reasons.KNOWN_CODES)
     assert headings >= TOPICS
 
 
@@ -147,3 +147,14 @@ def test_unknown_code_lists_the_gate_codes() -> None:
     out, err = io.StringIO(), io.StringIO()
     assert explain("GATE_NOPE", out, err) == 1
     assert "skill gates: GATE_BAD_PAYLOAD, GATE_TRANSCRIPT, GATE_TIMEOUT" in err.getvalue()
+
+
+def test_every_seed_code_is_explained_even_one_plangate_never_raises() -> None:
+    """Seed 000 lists ``evidence``; plangate raises a code of its own per artifact instead,
+    and ``explain`` says which (issue 37)."""
+    status, out, _ = _run("evidence")
+    assert status == 0
+    assert out.startswith("## evidence\n")
+    for instead in ("snapshot", "close_stale", "init_failed", "init_mismatch"):
+        assert f"`{instead}`" in out
+    assert not reasons.is_known("evidence")  # never a code a decision carries

@@ -75,7 +75,9 @@ def test_each_way_of_loading_arms_the_gate_and_an_empty_run_is_blocked(env: Env,
     parsed = mk.parse(first)
     assert parsed is not None
     assert parsed[2]["via"] == "stop" and parsed[2]["n"] == "1" and parsed[2]["files"] == "none"
-    assert "## Top risks" in reason and "numbered list that starts at 1" in reason
+    assert "Write a `## Findings` section into" in reason  # seed 001's heading leads
+    assert "A `## Top risks` heading with such a list counts too" in reason
+    assert "numbered list that starts at 1" in reason
     assert not any(word in reason for word in OFF_SWITCH_WORDS)
     assert "fired" in _events(output)
     run = next(iter(env.record(journal.session_id)["gates"]["ceo_review_gate"]["runs"].values()))

@@ -44,3 +44,26 @@ def test_every_marker_event_is_in_the_table(event: str) -> None:
 )
 def test_names_the_doc_promises(text: str) -> None:
     assert text in DOC
+
+
+DEVIATIONS = (Path(__file__).resolve().parents[2] / "docs" / "guard-deviations.md").read_text(
+    "utf-8"
+)
+
+
+@pytest.mark.parametrize(
+    "deviation",
+    [
+        "`via=subagent-stop`",  # seed 001 marks every block via=stop
+        "`skipped reason=runner`",  # seed 001's unattended-runner skip, with no counterpart
+        "`evidence`",  # seed 000's code plangate never raises
+        "`promptSource`",  # seed 001's session kind, read from the transcript
+    ],
+)
+def test_every_deviation_from_seeds_000_and_001_is_in_the_one_list(deviation: str) -> None:
+    """Issue 37: the deviations live in docs/guard-deviations.md, each with its reason, and
+    the table at its top names both seeds."""
+    assert deviation in DEVIATIONS
+    table = DEVIATIONS.split("\n## 1.", 1)[0]
+    assert "| 000 |" in table and "| 001 |" in table
+    assert table.count("\n| ") - 1 == DEVIATIONS.count("\n## ")

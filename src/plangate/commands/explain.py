@@ -76,6 +76,9 @@ def explain(code: str, out: TextIO, err: TextIO | None = None) -> int:
         return 0
     wanted = normalize(code)
     found = sections()
+    if wanted in reasons.SEED_CODES_NOT_RAISED and wanted in found:
+        out.write(found[wanted])
+        return 0
     if not reasons.is_known(wanted) or reasons.base_code(wanted) not in found:
         sink = err if err is not None else out
         sink.write(f"plangate explain: unknown code {code!r}. Known codes:\n")

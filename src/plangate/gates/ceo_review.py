@@ -287,10 +287,10 @@ def instructions(
         )
     lines = [
         "The /plan-ceo-review run is not finished: no output file ranks the top risks yet.",
-        f"Write a `## Top risks` section into {where}. Right under that heading put a "
+        f"Write a `## Findings` section into {where}. Right under that heading put a "
         "numbered list that starts at 1 and ranks the top risks, most serious first, each "
         "item a real risk in one sentence with why it matters (nothing left from the "
-        "template: no [risk], TBD or ...). A `## Findings` heading with such a list counts "
+        "template: no [risk], TBD or ...). A `## Top risks` heading with such a list counts "
         "too. Save the file with Write or Edit (a list only in your reply does not count), "
         "then end your turn.",
     ]

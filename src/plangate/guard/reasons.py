@@ -305,6 +305,10 @@ TABLE.update(contract_codes.TABLE)  # workflow contracts share the table (planga
 TABLE.update(defence_codes.TABLE)  # the gate's self-defence (docs/threat-model.md)
 
 KNOWN_CODES: tuple[str, ...] = tuple(TABLE)
+
+SEED_CODES_NOT_RAISED: tuple[str, ...] = ("evidence",)
+"""Seed 000 codes plangate never raises (``docs/guard-deviations.md``): ``plangate explain``
+still answers them, saying what plangate raises instead."""
 """Every current code, grouped by disposition; ``unrecognized_shape`` stands for its family."""
 
 # Extra sentences for known (code, detail) pairs; any other detail is shown as it is.
