@@ -40,7 +40,39 @@ def test_every_scene_goes_as_it_should(tmp_path: Path, claude_bin: Path) -> None
     assert "failed (exit 1)." in said
     assert "Plan changed to version 2: A check failed." in said
     assert "versions kept: v1 (initial), v2 (check)" in said
-    assert said.rstrip().endswith("every scene went as it should")
+    assert "every scene went as it should" in said
+    _kept_commands_work_as_printed(said)
+
+
+def _kept_commands_work_as_printed(said: str) -> None:
+    """Issue 34: every command the demo prints after it ends works, pasted into a shell."""
+    assert "View version 2: plangate show" not in said  # the run's own hint names its root
+    commands = [line.strip() for line in said.splitlines() if line.startswith("    PLANGATE_")]
+    assert len(commands) == 4, said
+    expected = {
+        " log": "publication_missing",
+        " report": "blocked",
+        " --version 2": "Step 2: Fix SIZE",
+    }
+    env = {key: value for key, value in os.environ.items() if key != "PLANGATE_STATE_ROOT"}
+    for command in commands:
+        if command.endswith(" serve"):
+            continue  # runs until Ctrl+C: the --serve test shows the viewer
+        wanted = next(text for tail, text in expected.items() if command.endswith(tail))
+        done = subprocess.run(
+            ["bash", "-c", command], env=env, capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 0, (command, done.stdout, done.stderr)
+        assert wanted in done.stdout, (command, done.stdout)
+
+
+def test_without_keep_no_printed_command_needs_the_removed_folder(claude_bin: Path) -> None:
+    out = io.StringIO()
+    assert demo(out=out) == 0, out.getvalue()
+    said = out.getvalue()
+    assert "View version 2: plangate show" not in said
+    assert "`plangate demo --keep` keeps them" in said
+    assert "PLANGATE_STATE_ROOT=" not in said
 
 
 def test_serve_shows_the_run_until_ctrl_c(tmp_path: Path, claude_bin: Path) -> None:
@@ -73,3 +105,39 @@ def test_serve_shows_the_run_until_ctrl_c(tmp_path: Path, claude_bin: Path) -> N
     rest, _ = demo_process.communicate(timeout=60)
     assert demo_process.returncode == 0, "".join(seen) + rest
     assert list(tmp_path.glob("plangate-demo-*")) == []  # the folder is removed after serving
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_serve_stopped_by_a_signal_ends_as_cleanly_as_ctrl_c(
+    tmp_path: Path, claude_bin: Path, stop: signal.Signals
+) -> None:
+    """Issue 34: ``timeout``, ``kill`` and process managers stop with SIGTERM, a closed
+    terminal with SIGHUP. The demo then stops its viewer and removes its folder, as for
+    Ctrl+C: no ``plangate serve`` is left answering with parent 1."""
+    env = {key: value for key, value in os.environ.items() if key != "PLANGATE_DATABASE_URL"}
+    env.update(PYTHONUNBUFFERED="1", TMPDIR=str(tmp_path))
+    demo_process = subprocess.Popen(
+        [sys.executable, "-m", "plangate", "demo", "--serve"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert demo_process.stdout is not None
+    seen = []
+    for line in demo_process.stdout:
+        seen.append(line)
+        if line.startswith("The run viewer shows the run at "):
+            break
+    else:
+        pytest.fail("".join(seen))
+    address = line.split()[7]
+    with urllib.request.urlopen(address, timeout=30) as page:
+        assert page.status == 200
+    demo_process.send_signal(stop)
+    rest, _ = demo_process.communicate(timeout=60)
+    assert demo_process.returncode == 0, "".join(seen) + rest
+    assert list(tmp_path.glob("plangate-demo-*")) == []
+    with pytest.raises(OSError):  # the viewer is gone, not orphaned
+        urllib.request.urlopen(address, timeout=5)

@@ -8,9 +8,14 @@ governed run until Ctrl+C.
 from __future__ import annotations
 
 import argparse
+import os
+import shlex
 import shutil
+import signal
 import sys
 import tempfile
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
@@ -46,6 +51,7 @@ def demo(
     say = printer(out)
     own_root = workdir is None
     root = Path(tempfile.mkdtemp(prefix="plangate-demo-")) if workdir is None else workdir
+    restore = _stop_as_ctrl_c()
     try:
         results = [
             journal_scene.journal_scene(root / "journal", timeout, say, keep or not own_root),
@@ -58,12 +64,70 @@ def demo(
             say("\nplangate demo: a scene did not go as it should (see above)")
             return 1
         say("\nplangate demo: every scene went as it should")
+        if keep or not own_root:
+            for line in kept_lines(root, run.run_id):
+                say(line)
+        else:
+            say(
+                "(The sessions and the run were made in a temporary folder, removed now: "
+                "`plangate demo --keep` keeps them and prints how to look at them.)"
+            )
         if serve and run.environ is not None:
             return run_scene.serve(run.environ, run.run_id, say)
         return 0
     finally:
+        restore()
         if own_root and not keep:
             shutil.rmtree(root, ignore_errors=True)
+
+
+def _stop_as_ctrl_c() -> Callable[[], None]:
+    """SIGTERM and SIGHUP (``timeout``, ``kill``, a process manager, a closed terminal) end
+    the demo as Ctrl+C does: the viewer and the sessions are stopped and the temporary folder
+    is removed, rather than the process dying with its children left running. Returns what
+    puts the previous handlers back (nothing to do outside the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+
+    def restore() -> None:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+    return restore
+
+
+def invocation() -> str:
+    """How the person called plangate, to print commands they can paste: the ``plangate``
+    script they ran (``.venv/bin/plangate``), else ``python -m plangate``."""
+    script = sys.argv[0] if sys.argv else ""
+    if os.path.basename(script) == "plangate":
+        return shlex.quote(script)
+    return f"{shlex.quote(sys.executable)} -m plangate"
+
+
+def kept_lines(root: Path, run_id: str) -> list[str]:
+    """What the demo kept in ``root``, and the commands that show it (each works as printed:
+    it names the scene's state root)."""
+    me = invocation()
+    gate = "PLANGATE_STATE_ROOT=" + shlex.quote(str(root / "gate" / "home" / ".plangate"))
+    guard = "PLANGATE_STATE_ROOT=" + shlex.quote(str(root / "guard" / "home" / ".plangate"))
+    runs = "PLANGATE_STATE_ROOT=" + shlex.quote(str(root / "run" / "state"))
+    no_db = "PLANGATE_DATABASE_URL="  # the demo's runs database, not one your shell names
+    return [
+        f"\nThe demo kept its sessions and its run in {root}. To look at them:",
+        "  the guard's decisions, by code:",
+        f"    {guard} {me} log",
+        "  the CEO-review gate's block and release:",
+        f"    {gate} {me} report",
+        "  the run's re-planned version, then every version in the viewer:",
+        f"    {runs} {no_db} {me} show {run_id} --version 2",
+        f"    {runs} {no_db} {me} serve",
+    ]
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -71,7 +135,11 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "demo",
         help="plangate's guard, skill gates, a contract and a run in real sessions on a stand-in",
     )
-    demo_parser.add_argument("--keep", action="store_true", help="keep the demo's temporary folder")
+    demo_parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep the demo's temporary folder, and print how to look at what it kept",
+    )
     demo_parser.add_argument(
         "--serve", action="store_true", help="then keep the run viewer up on the run (Ctrl+C)"
     )

@@ -35,6 +35,6 @@ def gate_scene(root: Path, timeout: float, say: Say) -> bool:
     if not proof.ok or not told:
         say(f"  {proof.detail} (the model was told why: {told})")
         return False
-    say("  the model was told which file lacks its ranked top risks; `plangate report` counts the")
-    say("  block and the release for the session")
+    say("  the model was told which file lacks its ranked top risks; the session's gate record")
+    say("  counts the block and the release (`plangate report`)")
     return True

@@ -98,7 +98,9 @@ def run_scene(root: Path, timeout: float, say: Say) -> RunScene:
     run_id = lines[0].split()[1].rstrip(":") if lines and lines[0].startswith("Run ") else ""
     for line in lines:
         if line.startswith(("Plan changed", "Check", "Run ")) or "failed" in line:
-            say(f"  {line[:96]}")
+            # The run's own "View version N: plangate show …" names the demo's state root,
+            # which the person's shell does not: the demo prints working commands at the end.
+            say(f"  {line.split(' View version ', 1)[0][:96]}")
     if done.returncode != 0 or not run_id:
         say(f"  plangate run exited {done.returncode}: {done.stderr.strip()[-500:]}")
         return RunScene(False)
