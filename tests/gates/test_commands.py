@@ -108,7 +108,8 @@ def test_report_counts_and_expect_armed(env: Env) -> None:
 
 def test_report_not_armed(env: Env) -> None:
     code, out, _ = _report(env, None, "armed", False)
-    assert code == 2 and "GATE_NOT_ARMED" in out
+    assert code == 2 and "GATE_NOT_ARMED: no session has a skill-gate record: the hooks" in out
+    assert "in no session" not in out  # issue 34: it once read "no gate armed in no session"
     code, out, _ = _report(env, SESSION, "armed", True)
     assert code == 2 and json.loads(out)["code"] == "GATE_NOT_ARMED"
     code, out, _ = _report(env, SESSION, None, False)

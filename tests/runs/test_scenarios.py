@@ -41,7 +41,14 @@ def test_check_fails_then_version_2_passes(harness: Harness) -> None:
         (2, "check", True),
     ]
     assert versions[1].why.startswith("A check failed. check AC1 (`grep -qx hello hello.txt`)")
-    assert "Plan changed to version 2: A check failed." in harness.events(outcome)
+    events = harness.events(outcome)
+    assert "Plan changed to version 2: A check failed." in events
+    # The round's check failed while its evidence was there: the gate's line says both.
+    assert (
+        "Evidence gate passed: every criterion has its evidence, but the failed check above "
+        "still fails this round." in events
+    )
+    assert events.count("Evidence gate passed.") == 1  # version 2's round, its check passing
     # Step 1 ran once; the agent carried on from step 2, the first step version 2 adds.
     assert [line for line in outcome.log() if line.startswith("step")] == [
         "step v1 s1 t1 a0",

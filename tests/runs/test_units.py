@@ -4,6 +4,8 @@ side-effecting ones (checks, the sandbox, the store) on their own."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -396,3 +398,22 @@ def test_another_hosts_executor_is_gone_only_after_its_heartbeat_is_stale(
         assert dead_executors(store, ["nobody"], clock=lambda: 1031.0) == ["nobody"]
     finally:
         store.close()
+
+
+def test_a_missing_plan_is_named_before_a_repository_without_a_commit(tmp_path: Path) -> None:
+    """Issue 34: `plangate run nosuch.md` in a repository with no commit once said only "no
+    commit yet", hiding the missing file; the file comes first."""
+    repo = tmp_path / "empty"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "plangate", "run", "nosuch.md", "--repo", str(repo)],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "cannot read the plan nosuch.md" in done.stderr
+    assert "no commit yet" not in done.stderr

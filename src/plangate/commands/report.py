@@ -158,10 +158,13 @@ def report(
             f"through unchecked: {', '.join(errored)} (see docs/skill-gates.md#gate-errored)\n"
         )
     elif code == NOT_ARMED:
-        which = ", ".join(not_armed) if not_armed else "no session has a record"
+        if not_armed:
+            what = f"no gate armed in session(s) {', '.join(not_armed)}"
+        else:
+            what = "no session has a skill-gate record"
         out.write(
-            f"{NOT_ARMED}: no gate armed in {which}: the hooks never loaded or the skill "
-            "never ran (see docs/skill-gates.md#gate-not-armed)\n"
+            f"{NOT_ARMED}: {what}: the hooks never loaded or the skill never ran (see "
+            "docs/skill-gates.md#gate-not-armed)\n"
         )
     return status
 

@@ -59,11 +59,8 @@ def create(store: Store, options: RunOptions) -> RunRecord:
     if attempts < 1:
         raise UsageError(f"--attempts {attempts} is less than 1", "give --attempts 1 or more")
     load_agent(options.agent)  # an unknown agent is refused now, not in the worker
-    head = sandbox.repo_head(options.repo)
-    plan_text = None
-    approval: Approval | None = None
-    title = (options.task or "").strip().splitlines()[0][:80] if options.task else ""
-    if options.plan_path is not None:
+    raw = ""
+    if options.plan_path is not None:  # the file first: a missing plan is the first thing to fix
         path = Path(options.plan_path)
         try:
             raw = path.read_text(encoding="utf-8")
@@ -72,6 +69,12 @@ def create(store: Store, options: RunOptions) -> RunRecord:
                 f"cannot read the plan {path}: {error.strerror or error}",
                 "give the path of a plan file (docs/plan-format.md)",
             ) from error
+    head = sandbox.repo_head(options.repo)
+    plan_text = None
+    approval: Approval | None = None
+    title = (options.task or "").strip().splitlines()[0][:80] if options.task else ""
+    if options.plan_path is not None:
+        path = Path(options.plan_path)
         try:
             plan = parse_plan(raw, source=str(path))
         except PlanFormatError as error:  # bad input on the command line: a usage error

@@ -325,6 +325,17 @@ def run_gate(
     if failures:
         text = "Evidence gate failed: " + "; ".join(f.summary for f in failures) + "."
         event(run_id, key, turn, "gate_failed", text)
+    elif any(not record.passed for record in records):
+        # The gate judges evidence only; a failing check still fails the round. Said so, the
+        # viewer's "Check AC1 failed" beside it does not read as a contradiction (issue 34).
+        event(
+            run_id,
+            key,
+            turn,
+            "gate_passed",
+            "Evidence gate passed: every criterion has its evidence, but the failed check "
+            "above still fails this round.",
+        )
     else:
         event(run_id, key, turn, "gate_passed", "Evidence gate passed.")
     return tuple(failures)
