@@ -94,6 +94,7 @@ class ContractError(PlangateError):
         super().__init__(message, remedy)
         self.path = path
         self.line = line
+        self.more: list[ContractError] = []  # the file's other errors, found in the same read
 
     def where(self) -> str:
         """``file.toml:12`` (or just the file when no line is known)."""

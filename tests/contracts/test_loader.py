@@ -138,3 +138,53 @@ def test_discovery_order_and_shadowing(tmp_path: Path, monkeypatch: pytest.Monke
     assert by_path["broken.toml:project"].applies and by_path["broken.toml:project"].error
     assert not by_path["cc-sdd.toml:library"].applies
     assert "none of its skills is installed" in by_path["cc-sdd.toml:library"].why
+
+
+def test_check_reports_every_error_in_one_run(tmp_path: Path) -> None:
+    """Issue 34: three mistakes in three parts of a file, all reported by one `contract check`,
+    each with its line and remedy; a part that failed is not reported again as another."""
+    import io
+
+    from plangate.commands.contract import check_file
+
+    text = (
+        VALID.replace('name = "notes"', 'name = "my notes"')  # line 2
+        .replace("min_items = 3", "min_item = 3")  # line 15
+        .replace('check = "true"', 'check = ""')  # line 31
+    )
+    path = tmp_path / "notes.toml"
+    path.write_text(text, encoding="utf-8")
+    out = io.StringIO()
+    assert check_file(str(path), out) == 1
+    said = out.getvalue()
+    assert f"{path}:2: error: workflow.name may not hold spaces" in said
+    assert f"{path}:15: error: unknown key 'min_item' in phase.artifact" in said
+    assert f"{path}:31: error: done.check must be a non-empty string" in said
+    assert said.count(": error: ") == 3
+    assert said.rstrip().endswith(f"{path}: 3 errors")
+
+
+def test_check_warns_of_an_entry_naming_no_skill_with_the_closest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 34: an entry naming a skill that exists nowhere (``post-outlin``) is valid TOML and
+    a valid contract, but `contract check` warns, naming the closest skill."""
+    import io
+
+    from plangate.commands.contract import check_file
+
+    project = tmp_path / "project"
+    (project / ".claude" / "skills" / "post-outline").mkdir(parents=True)
+    monkeypatch.chdir(project)
+    text = VALID.replace('entry = ["draft"]', 'entry = ["post-outlin"]')
+    path = tmp_path / "notes.toml"
+    path.write_text(text, encoding="utf-8")
+    out = io.StringIO()
+    assert check_file(str(path), out) == 0
+    said = out.getvalue()
+    assert ": valid: workflow notes" in said
+    assert (
+        f"{path}: warning: phase draft enters with 'post-outlin', a skill that is neither in "
+        "the workflow's skills nor installed here; did you mean 'post-outline'?" in said
+    )
+    assert said.count("warning:") == 1  # kit:review is a declared skill: no warning

@@ -14,6 +14,7 @@ import sys
 from typing import TextIO
 
 from plangate.contracts import discovery, loader
+from plangate.contracts.model import Contract
 from plangate.errors import ContractError, ExitCodes, UsageError
 
 EXIT_INVALID = 1
@@ -45,14 +46,56 @@ def check_file(path: str, out: TextIO) -> int:
     try:
         contract = loader.load_file(path)
     except ContractError as error:
-        out.write(f"{error.where()}: error: {error.message}\n  fix: {error.remedy}\n")
+        for each in (error, *error.more):
+            out.write(f"{each.where()}: error: {each.message}\n  fix: {each.remedy}\n")
+        count = 1 + len(error.more)
+        out.write(f"{path}: {count} error{'s' if count > 1 else ''}\n")
         return EXIT_INVALID
     phases = " → ".join(phase.name for phase in contract.phases)
     out.write(
         f"{path}: valid: workflow {contract.name}, {len(contract.phases)} phases ({phases}), "
         f"skills {', '.join(contract.all_skills())}\n"
     )
+    for warning in unknown_entries(contract, os.getcwd()):
+        out.write(f"{path}: warning: {warning}\n")
     return 0
+
+
+def unknown_entries(contract: Contract, project: str) -> list[str]:
+    """A phase entry naming a skill that exists nowhere: not among the workflow's declared
+    ``skills`` and not installed here (the project's or your skills and commands folders).
+    Each warning names the closest known name, where one is close."""
+    import difflib
+
+    installed: set[str] = set()
+    for folder in discovery.skill_folders(project):
+        installed.update(_names(folder))
+        installed.update(
+            name.removesuffix(".md")
+            for name in _names(os.path.join(os.path.dirname(folder), "commands"))
+            if name.endswith(".md")
+        )
+    known = sorted(set(contract.skills) | installed)
+    warnings: list[str] = []
+    for phase in contract.phases:
+        for entry in phase.entry:
+            bare = entry.split(":", 1)[-1]
+            if entry in contract.skills or bare in installed:
+                continue
+            close = difflib.get_close_matches(bare, known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            warnings.append(
+                f"phase {phase.name} enters with {entry!r}, a skill that is neither in the "
+                f"workflow's skills nor installed here{hint}"
+            )
+    return warnings
+
+
+def _names(folder: str) -> list[str]:
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []
 
 
 def list_contracts(folder: str, as_json: bool, out: TextIO) -> int:

@@ -3,7 +3,10 @@
 
 The format is on one page, ``docs/contracts.md``. Every key is checked: an unknown key, a
 value of the wrong type, a phase named twice, a path template with a variable nobody sets,
-a pattern that is not a regular expression are all errors, never ignored.
+a pattern that is not a regular expression are all errors, never ignored. Every error of a
+file is found in one read: the first is raised, carrying the others in ``more`` (so
+``plangate contract check`` lists them all); a part that fails is left out of what is read
+after it, so one mistake is not reported again as another.
 """
 
 from __future__ import annotations
@@ -14,7 +17,10 @@ from plangate.errors import ContractError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Callable
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
 
 DOCS = "docs/contracts.md"
 WORKFLOW_KEYS = ("name", "skills", "variables", "paths")
@@ -25,17 +31,46 @@ FLAG_KEYS = ("file", "key")
 DONE_KEYS = ("after", "files", "all_checked", "check", "check_timeout")
 TOP_KEYS = ("workflow", "phase", "done")
 BUILTIN_VARIABLES = ("project",)
+NONE: tuple[str, ...] = ()
+
+
+class _Skip(Exception):
+    """The part being read failed (its error is noted): go on with the next part."""
 
 
 class _Reader:
-    """Typed access to one table, with errors placed on their line."""
+    """Typed access to one table, with errors placed on their line and all of them kept."""
 
     def __init__(self, path: str, lines: Lines) -> None:
         self.path = path
         self.lines = lines
+        self.errors: list[ContractError] = []
+
+    def note(self, where: tuple[str, ...], key: str | None, message: str, remedy: str) -> None:
+        """An error that leaves the rest of the part readable."""
+        line = self.lines.line(where, key)
+        self.errors.append(ContractError(message, remedy, path=self.path, line=line))
 
     def fail(self, where: tuple[str, ...], key: str | None, message: str, remedy: str) -> None:
-        raise ContractError(message, remedy, path=self.path, line=self.lines.line(where, key))
+        """An error that ends the part being read (:meth:`part` goes on with the next)."""
+        self.note(where, key, message, remedy)
+        raise _Skip
+
+    def part(self, default: T, read: Callable[..., T], *args: Any) -> T:
+        """``read(*args)``, or ``default`` when it failed (its error noted)."""
+        try:
+            return read(*args)
+        except _Skip:
+            return default
+
+    def raise_errors(self) -> None:
+        """The first error found, carrying the others in the order they were found, if any
+        (the order the file is read in: the first is the one an earlier plangate raised)."""
+        if not self.errors:
+            return
+        first = self.errors[0]
+        first.more = self.errors[1:]
+        raise first
 
     def table(
         self, value: object, where: tuple[str, ...], allowed: tuple[str, ...], label: str
@@ -45,7 +80,7 @@ class _Reader:
         assert isinstance(value, dict)
         for key in value:
             if key not in allowed:
-                self.fail(
+                self.note(
                     where,
                     key,
                     f"unknown key {key!r} in {label}",
@@ -126,7 +161,10 @@ def load_text(text: str, path: str = "<contract>") -> model.Contract:
             line=line,
         ) from None
     reader = _Reader(path, Lines(text))
-    return _contract(raw, reader, path)
+    contract = reader.part(None, _contract, raw, reader, path)
+    reader.raise_errors()
+    assert contract is not None  # no error noted: the whole contract was read
+    return contract
 
 
 def _toml_line(message: str) -> int:
@@ -145,34 +183,39 @@ def _contract(raw: dict[str, Any], reader: _Reader, path: str) -> model.Contract
         )
     workflow = reader.table(raw["workflow"], ("workflow",), WORKFLOW_KEYS, "workflow")
     where = ("workflow",)
-    name = reader.text(workflow, "name", where, "workflow")
+    name = reader.part("", reader.text, workflow, "name", where, "workflow")
     if any(ch.isspace() for ch in name) or "/" in name:
-        reader.fail(
+        reader.note(
             where, "name", "workflow.name may not hold spaces or /", 'write name = "my-flow"'
         )
-    skills = reader.texts(workflow, "skills", where, "workflow")
-    variables = _variables(workflow.get("variables", {}), reader)
-    paths = _paths(workflow.get("paths", {}), reader)
+    skills = reader.part(NONE, reader.texts, workflow, "skills", where, "workflow")
+    variables: dict[str, int] = reader.part({}, _variables, workflow.get("variables", {}), reader)
+    paths: dict[str, str] = reader.part({}, _paths, workflow.get("paths", {}), reader)
     phases_raw = raw.get("phase")
     if not isinstance(phases_raw, list) or not phases_raw:
         reader.fail((), None, "no [[phase]] tables", f"declare each phase with [[phase]] ({DOCS})")
     assert isinstance(phases_raw, list)
     phases: list[model.Phase] = []
     for index, value in enumerate(phases_raw):
-        phase = _phase(value, ("phase", str(index)), reader)
+        phase = reader.part(None, _phase, value, ("phase", str(index)), reader)
+        if phase is None:
+            continue
         if any(p.name == phase.name for p in phases):
-            reader.fail(
+            reader.note(
                 ("phase", str(index)),
                 "name",
                 f"phase {phase.name!r} is declared twice",
                 "give every phase its own name",
             )
+            continue
         phases.append(phase)
     if not skills and not any(p.entry for p in phases):
-        reader.fail(
+        reader.note(
             where, None, "no skill belongs to the workflow", 'list them: skills = ["my-skill"]'
         )
-    done = _done(raw.get("done"), reader, phases)
+    done = reader.part(None, _done, raw.get("done"), reader, phases)
+    if not phases:
+        raise _Skip  # every phase failed: nothing to check the templates against
     contract = model.Contract(
         name,
         skills=skills,
@@ -199,14 +242,16 @@ def _variables(value: object, reader: _Reader) -> dict[str, int]:
     found: dict[str, int] = {}
     for key, position in value.items():
         if isinstance(position, bool) or not isinstance(position, int) or position < 1:
-            reader.fail(
+            reader.note(
                 where,
                 key,
                 f"variable {key!r} must be the 1-based word of the skill's arguments",
                 f"write {key} = 1 for the first word",
             )
+            continue
         if key in BUILTIN_VARIABLES:
-            reader.fail(where, key, f"{key!r} is built in", "choose another variable name")
+            reader.note(where, key, f"{key!r} is built in", "choose another variable name")
+            continue
         found[key] = position
     return found
 
@@ -230,27 +275,39 @@ def _phase(value: object, where: tuple[str, ...], reader: _Reader) -> model.Phas
     name = reader.text(table, "name", where, "phase")
     artifacts_raw = table.get("artifact", [])
     if not isinstance(artifacts_raw, list):
-        reader.fail(
+        reader.note(
             where,
             "artifact",
             "phase.artifact must be [[phase.artifact]] tables",
             "write [[phase.artifact]]",
         )
-    artifacts = tuple(
-        _artifact(item, where + ("artifact", str(i)), reader)
-        for i, item in enumerate(artifacts_raw)
-    )
+        artifacts_raw = []
+    artifacts: list[model.Artifact] = []
+    for i, item in enumerate(artifacts_raw):
+        artifact = reader.part(None, _artifact, item, where + ("artifact", str(i)), reader)
+        if artifact is not None:
+            artifacts.append(artifact)
     editable: tuple[str, ...] | None = None
     if "editable" in table:
-        editable = reader.texts(table, "editable", where, "phase")
+        editable = reader.part(NONE, reader.texts, table, "editable", where, "phase")
+    texts = {
+        key: reader.part(NONE, reader.texts, table, key, where, "phase")
+        for key in ("entry", "reads", "agents")
+    }
+    binds = True
+    if "binds" in table:
+        binds = reader.part(True, reader.flag, table, "binds", where, "phase")
+    approval = reader.part(None, _approval, table.get("approval"), where + ("approval",), reader)
+    if approval is None or len(artifacts) != len(artifacts_raw):
+        raise _Skip  # its errors are noted; the phase is not used for later checks
     return model.Phase(
         name,
-        entry=reader.texts(table, "entry", where, "phase"),
-        reads=reader.texts(table, "reads", where, "phase"),
-        agents=reader.texts(table, "agents", where, "phase"),
-        binds=reader.flag(table, "binds", where, "phase") if "binds" in table else True,
-        artifacts=artifacts,
-        approval=_approval(table.get("approval"), where + ("approval",), reader),
+        entry=texts["entry"],
+        reads=texts["reads"],
+        agents=texts["agents"],
+        binds=binds,
+        artifacts=tuple(artifacts),
+        approval=approval,
         editable=editable,
     )
 
@@ -349,7 +406,7 @@ def _check_templates(contract: model.Contract, reader: _Reader) -> None:
     def check(template: str, where: tuple[str, ...], key: str) -> None:
         for name in names_in(template):
             if name not in known:
-                reader.fail(
+                reader.note(
                     where,
                     key,
                     f"{{{name}}} in {template!r} is no variable or named path",
