@@ -86,6 +86,6 @@ def fake_claude(folder: Path, name: str = "claude") -> Path:
 
 
 def shell(script: str, *args: str, sh: str | Path = "/bin/sh") -> list[str]:
-    """``sh -c SCRIPT sh ARGS…``; the script ends in ``true`` so the shell stays above the
-    command it runs rather than exec'ing it."""
-    return [str(sh), "-c", script + "\ntrue", "sh", *args]
+    """``sh -c SCRIPT sh ARGS…``; the script ends in ``exit $?`` so the shell stays above
+    the command it runs (rather than exec'ing it) and exits with its status."""
+    return [str(sh), "-c", script + "\nexit $?", "sh", *args]
