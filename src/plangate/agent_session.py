@@ -18,9 +18,12 @@ plangate's commands that open or weaken a gate (``PERSON_ONLY_COMMANDS`` in
     variable (the Bash tool's shell that ran ``env -u CLAUDECODE plangate …`` shows them).
 
 The walk reads ``/proc/<pid>/stat`` for each parent, starting from the number ``/proc/self``
-names, so every number it follows is one of the same ``/proc``: inside a nested PID namespace
-whose ``/proc`` is the outer one (Claude Code's Bash sandbox) it still follows the outer
-chain, and where ``/proc`` does not show this process at all it reads nothing. It stops after
+names, so every number it follows is one of the same ``/proc``, whichever PID namespace that
+``/proc`` belongs to; where ``/proc`` does not show this process at all it reads nothing. It
+only reads: no process is signalled. Inside Claude Code's Bash sandbox (2.1.332, bubblewrap)
+``/proc`` shows the sandbox's own namespace, ``bwrap`` is PID 1 and ``claude`` is out of
+sight, but the Bash tool's shell in it was started with the markers (measured:
+``tests/e2e/test_person_only.py``). It stops after
 :data:`MAX_ANCESTORS` processes, at a process already seen, after PID 1 (a container's
 ``claude`` may be PID 1) or at a process it cannot read; each step reads a few small files
 (``environ`` up to :data:`ENVIRON_BYTES`).

@@ -14,14 +14,17 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from test_contract_sessions import (
+    CONTRACTS,
     FEATURE,
     REQUIREMENTS,
+    TOOLS,
     Kit,
     cc_sdd,
     skill,
@@ -46,8 +49,6 @@ UNSET = "-u CLAUDECODE -u AI_AGENT -u CLAUDE_CODE_CHILD_SESSION -u CLAUDE_CODE_E
 
 @pytest.fixture
 def kit(tmp_path: Path, claude_bin: Path, cc_sdd: Path) -> Iterator[Kit]:
-    import shutil
-
     script = Script(fallback="Done.")
     with StandIn(script) as model:
         env = ClaudeEnv.create(tmp_path / "cc", model, binary=claude_bin)
@@ -117,3 +118,34 @@ def test_the_model_cannot_approve_by_command_or_by_appending_a_record(kit: Kit) 
     assert approvals.digest([str(requirements)]) == digest  # right digest, no valid MAC
     refusal_texts = [t for t in kit.tool_errors(blocked) if "contract_approval" in t]
     assert refusal_texts and not any("plangate approve" in t for t in refusal_texts)
+
+
+SANDBOX = {
+    "sandbox": {"enabled": True, "failIfUnavailable": True, "allowUnsandboxedCommands": False}
+}
+
+
+def test_the_session_is_found_inside_claude_codes_bash_sandbox(kit: Kit) -> None:
+    """In the sandbox (bubblewrap), the command runs in a PID namespace of its own whose
+    ``/proc`` shows only the sandbox: ``bwrap`` is PID 1 and the ``claude`` process is out of
+    sight. The Bash tool's shell inside it was started with the markers, so a command that
+    unsets them is still found (``ancestor-environment``)."""
+    if shutil.which("bwrap") is None or shutil.which("socat") is None:
+        pytest.skip("Claude Code's sandbox needs bubblewrap and socat (apt-get install)")
+    probe = (
+        "from plangate import agent_session as a; s = a.detect(); "
+        "print('DETECTED', s and s.signal, list(a.ancestors()))"
+    )
+    command = f'env {UNSET} {sys.executable} -c "{probe}"'
+    kit.script.add_main(bash(command, "Probe"), "Probed.")
+    result = kit.env.run(
+        "probe",
+        settings={**CONTRACTS, **SANDBOX},
+        allowed_tools=TOOLS,
+        timeout=120,
+        env={"PLANGATE_STATE_ROOT": str(kit.state)},
+    )
+    assert result.ok, result.describe()
+    assert result.journal_path is not None
+    text = result.journal_path.read_text()
+    assert "DETECTED ancestor-environment [" in text, text[-2000:]
