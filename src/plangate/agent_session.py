@@ -192,18 +192,17 @@ def refuse_inside(
     *,
     again: str = "",
     extra: Mapping[str, str] | None = None,
-    session: AgentSession | None = None,
 ) -> None:
     """Refuse the person-only command ``verb [sub]`` when :func:`detect` finds an agent
     session: log an ``agent_command`` line (the command as ``event``, the signal as ``via``)
     and raise :class:`plangate.errors.AgentSessionError`. ``again`` is the command line the
-    person should run in their own terminal (default ``plangate verb [sub] …``); ``extra``
-    adds ``workflow``/``phase`` to the log line. ``session`` skips the detection (tests)."""
+    person should run in their own terminal (default: this process's, when it is ``plangate
+    verb …``); ``extra`` adds ``workflow`` and ``phase`` to the log line."""
     from plangate.guard.defence_codes import AGENT_COMMAND, PERSON_ONLY_COMMANDS
 
     if (verb, sub) not in PERSON_ONLY_COMMANDS:
         raise ValueError(f"{verb} {sub or ''} is not in PERSON_ONLY_COMMANDS")
-    found = detect() if session is None else session
+    found = detect()
     if found is None:
         return
     from plangate.errors import AgentSessionError
@@ -212,7 +211,7 @@ def refuse_inside(
     command = f"{verb} {sub}" if sub else verb
     fields = {**(extra or {}), "event": command, "via": found.signal}
     log.append_decision(reasons.Decision.deny(AGENT_COMMAND), extra=fields)
-    line = again or f"plangate {command} …"
+    line = again or _command_line(verb)
     raise AgentSessionError(
         f"`plangate {command}` opens or weakens a gate, so only a person may run it, and this "
         f"command runs inside a coding agent's session ({found.evidence}). Agent: do not try "
@@ -220,3 +219,14 @@ def refuse_inside(
         f"person: run `{line}` in your own terminal, outside the agent; "
         f"`plangate explain {AGENT_COMMAND}` says more",
     )
+
+
+def _command_line(verb: str) -> str:
+    """The command line this process was given, when it is ``plangate VERB …``."""
+    import shlex
+    import sys
+
+    words = sys.argv[1:]
+    if words[:1] == [verb]:
+        return "plangate " + shlex.join(words)
+    return f"plangate {verb} …"

@@ -6,6 +6,7 @@ was started with them, or with a ``claude`` process above them."""
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -100,12 +101,15 @@ def world(tmp_path: Path) -> World:
     return World(tmp_path)
 
 
-def assert_refused(world: World, done: Done, command: str, signal: str) -> None:
+def assert_refused(world: World, done: Done, words: list[str], signal: str) -> None:
+    command = " ".join(words[:2]) if words[0] == "config" else words[0]
+    shown = [w.format(project=world.project) for w in words if w != "--yes"]
+    again = "plangate " + shlex.join(shown)
     assert done.returncode == 1, done.stdout + done.stderr
     text = " ".join(done.stderr.split())
     assert f"`plangate {command}` opens or weakens a gate, so only a person may run it" in text
     assert "end your turn and ask the person" in text
-    assert "person: run `plangate " in text and "in your own terminal" in text
+    assert f"person: run `{again}` in your own terminal, outside the agent" in text
     assert f"plangate explain {AGENT_COMMAND}" in text
     (line,) = [entry for entry in world.log() if entry["code"] == AGENT_COMMAND]
     assert (line["decision"], line["event"], line["via"]) == ("deny", command, signal)
@@ -121,7 +125,7 @@ def test_refused_with_the_markers_in_the_environment(
     world: World, entry: tuple[str, str | None], words: list[str]
 ) -> None:
     done = run_detached(world.argv(words), world.env(MARKERS), cwd=world.project)
-    assert_refused(world, done, " ".join(p for p in entry if p), "environment")
+    assert_refused(world, done, words, "environment")
 
 
 @pytest.mark.parametrize(("entry", "words"), ALL_FORMS, ids=IDS)
@@ -131,16 +135,15 @@ def test_refused_with_the_markers_unset_below_the_agents_shell(
     """``env -u CLAUDECODE -u AI_AGENT plangate …`` in the Bash tool's shell."""
     argv = shell('env -u CLAUDECODE -u AI_AGENT "$@"', *world.argv(words))
     done = run_detached(argv, world.env(MARKERS), cwd=world.project)
-    assert_refused(world, done, " ".join(p for p in entry if p), "ancestor-environment")
+    assert_refused(world, done, words, "ancestor-environment")
 
 
 def test_refused_below_a_claude_process_with_no_marker_anywhere(world: World) -> None:
     claude = fake_claude(world.root / "bin")
-    for entry, words in (ALL_FORMS[1], ALL_FORMS[2], ALL_FORMS[5]):
+    for _, words in (ALL_FORMS[1], ALL_FORMS[2], ALL_FORMS[5]):
         argv = shell('"$@"', *world.argv(words), sh=claude)
         done = run_detached(argv, world.env(), cwd=world.project)
-        command = " ".join(p for p in entry if p)
-        assert_refused(world, done, command, "ancestor")
+        assert_refused(world, done, words, "ancestor")
         (world.state / "analytics" / "autoplan-guard.jsonl").unlink()
 
 
