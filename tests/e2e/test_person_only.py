@@ -149,3 +149,20 @@ def test_the_session_is_found_inside_claude_codes_bash_sandbox(kit: Kit) -> None
     assert result.journal_path is not None
     text = result.journal_path.read_text()
     assert "DETECTED ancestor-environment [" in text, text[-2000:]
+
+
+def test_the_real_claude_process_is_found_above_the_bash_tools_command(kit: Kit) -> None:
+    """Outside the sandbox the Claude Code CLI itself is above the command: its executable
+    is recognised (the ``ancestor`` signal, which holds however the environments are
+    changed)."""
+    probe = (
+        "from plangate import agent_session as a; "
+        "print('ABOVE', [a.agent_process('/proc', p) for p in a.ancestors()])"
+    )
+    kit.script.add_main(bash(f'env {UNSET} {sys.executable} -c "{probe}"', "Probe"), "Probed.")
+    result = kit.env.run("probe", allowed_tools=TOOLS, timeout=120)
+    assert result.ok, result.describe()
+    assert result.journal_path is not None
+    text = result.journal_path.read_text()
+    assert "ABOVE [" in text, text[-2000:]
+    assert "'exe claude" in text
