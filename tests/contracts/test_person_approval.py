@@ -181,3 +181,17 @@ def test_a_key_that_is_a_link_or_the_wrong_size_verifies_nothing(
     assert skill(project, "kiro-spec-design") == "contract_approval"
     done = run_detached([sys.executable, *APPROVE, "--yes"], clean_env(), cwd=project.dir)
     assert done.returncode == 1 and "is not plangate's approval key" in done.stderr
+
+
+def test_a_link_planted_for_the_records_is_never_written_through(
+    project: Project, tmp_path: Path
+) -> None:
+    through_requirements(project)
+    victim = tmp_path / "victim"
+    victim.write_text("mine\n")
+    project.state.mkdir(parents=True, exist_ok=True)
+    (project.state / approvals.RECORDS).symlink_to(victim)
+    done = run_detached([sys.executable, *APPROVE, "--yes"], clean_env(), cwd=project.dir)
+    assert done.returncode != 0
+    assert victim.read_text() == "mine\n"
+    assert skill(project, "kiro-spec-design") == "contract_approval"
