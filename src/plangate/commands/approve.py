@@ -30,8 +30,8 @@ EXIT_CODES = ExitCodes(
     {
         0: "approved: the record is written",
         1: "refused: run inside a coding agent's session (`agent_command`), no terminal to "
-        "confirm on and no `--yes`, the person answered no, the phase needs no approval, or "
-        "its artifacts are missing",
+        "confirm on and no `--yes`, the person answered no, the phase needs no approval, its "
+        "artifacts are missing, or the record cannot be written in the state root",
         2: "bad usage: an unknown workflow or phase, a bad flag, or no such project folder",
     },
     usage=2,

@@ -187,7 +187,17 @@ def record_approval(
     line["mac"] = mac(signing_key(state_root), line)
     path = records_path(state_root)
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fd = os.open(
+            path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
+        )
+    except OSError as error:
+        from plangate.errors import StateError
+
+        raise StateError(
+            f"cannot append the approval to {path}: {error.strerror or error}",
+            f"make {path} a regular file of yours (remove a link there) and approve again",
+        ) from error
     try:
         os.write(fd, (jsonio.dumps(line) + "\n").encode("utf-8"))
     finally:
