@@ -1,13 +1,14 @@
 """Whether this process runs inside a coding agent's session, and why.
 
 plangate's commands that open or weaken a gate (``PERSON_ONLY_COMMANDS`` in
-:mod:`plangate.guard.defence_codes`) refuse there: only a person may run them. Two signals:
+:mod:`plangate.guard.defence_codes`) refuse there: only a person may run them. Three signals:
 
 ``environment``
     This process's environment carries the markers Claude Code 2.1.332 puts into its Bash
     tool (``CLAUDECODE=1``, ``AI_AGENT=claude-code_…``, ``CLAUDE_CODE_CHILD_SESSION``,
-    ``CLAUDE_CODE_ENTRYPOINT``, ``CLAUDE_CODE_EXECPATH``). The model can unset them
-    (``env -u CLAUDECODE …``), so:
+    ``CLAUDE_CODE_ENTRYPOINT``, ``CLAUDE_CODE_EXECPATH``; any value of ``AI_AGENT``, which
+    exists to name an AI agent). The model can unset them (``env -u CLAUDECODE …``), so the
+    walk up the parent chain looks at each process above for:
 ``ancestor``
     A process above this one is a Claude Code or Codex CLI process: its executable, its
     ``argv[0]`` or its name is ``claude`` (``claude.exe``, the native installer's
@@ -23,10 +24,10 @@ names, so every number it follows is one of the same ``/proc``, whichever PID na
 only reads: no process is signalled. Inside Claude Code's Bash sandbox (2.1.332, bubblewrap)
 ``/proc`` shows the sandbox's own namespace, ``bwrap`` is PID 1 and ``claude`` is out of
 sight, but the Bash tool's shell in it was started with the markers (measured:
-``tests/e2e/test_person_only.py``). It stops after
-:data:`MAX_ANCESTORS` processes, at a process already seen, after PID 1 (a container's
-``claude`` may be PID 1) or at a process it cannot read; each step reads a few small files
-(``environ`` up to :data:`ENVIRON_BYTES`).
+``tests/e2e/test_person_only.py``). It stops after :data:`MAX_ANCESTORS` processes, at a
+process already seen, after PID 1 (a container's ``claude`` may be PID 1) or at a process it
+cannot read; each step reads a few small files (``environ`` up to :data:`ENVIRON_BYTES`):
+about 0.2 ms for five ancestors (``python -m benchmarks.person_only``).
 
 What it cannot see: a process the model detaches (``setsid``, ``nohup … &``, a process
 reparented to PID 1) with the markers unset has neither signal. The state root's protection
