@@ -10,6 +10,7 @@
     ├── CheckError           a run's declared check could not be run
     ├── PlanError            a plan that cannot be used (plangate.plan.errors.PlanFormatError)
     ├── ContractError        a workflow contract that cannot be used (names its line)
+    ├── AgentSessionError    a command only a person may run, run inside an agent session
     └── RunErroredError      a run's turn ended on an unexpected error (a bug); see its log
 
 A run waits on a person only for the errors of its own stages (:data:`RUN_STAGE_ERRORS`);
@@ -99,6 +100,12 @@ class ContractError(PlangateError):
     def where(self) -> str:
         """``file.toml:12`` (or just the file when no line is known)."""
         return f"{self.path}:{self.line}" if self.line else self.path
+
+
+class AgentSessionError(PlangateError):
+    """A command that opens or weakens a gate was run inside a coding agent's session
+    (:func:`plangate.agent_session.refuse_inside`, the ``agent_command`` code): only a person
+    may run it, in their own terminal."""
 
 
 class RunErroredError(PlangateError):

@@ -335,7 +335,7 @@ CASES = [
     Case(
         "approve",
         0,
-        ("approve", "notes", "draft", "--project", "{root}/proj"),
+        ("approve", "notes", "draft", "--yes", "--project", "{root}/proj"),
         "Approved",
         _drafted,
     ),

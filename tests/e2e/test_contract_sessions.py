@@ -74,9 +74,10 @@ def cc_sdd(kit_cache: KitCache) -> Path:
 def approve_by_command(
     env: ClaudeEnv, state: Path, workflow: str, phase: str, feature: str
 ) -> None:
-    """``plangate approve WORKFLOW PHASE FEATURE`` in the project, as the person runs it."""
+    """``plangate approve WORKFLOW PHASE FEATURE --yes`` in the project, as the person runs
+    it from a script (no terminal to confirm on)."""
     done = subprocess.run(
-        [sys.executable, "-m", "plangate", "approve", workflow, phase, feature],
+        [sys.executable, "-m", "plangate", "approve", workflow, phase, feature, "--yes"],
         cwd=env.project_dir,
         env=env.environ({"PLANGATE_STATE_ROOT": str(state)}),
         capture_output=True,
@@ -311,7 +312,7 @@ def test_a_final_stop_with_unticked_tasks_is_held_then_released(kit: Kit) -> Non
     assert kit.model.saw("PLANGATE_GATE contract-gate blocked")
     assert kit.model.saw("2 of 2 checkboxes unticked")
     approvals = [line["via"] for line in kit.log() if line.get("event") == "approval"]
-    assert approvals and set(approvals) == {"command"}
+    assert approvals and set(approvals) == {"person-command"}
     out = io.StringIO()
     assert kit.session is not None
     assert report(kit.session, "armed", True, out, state_root=str(kit.state)) == 0

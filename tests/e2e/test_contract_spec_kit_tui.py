@@ -239,7 +239,7 @@ def test_implementation_before_the_tasks_and_an_approval_rewound_away_are_refuse
         ("entry", "tasks", "contract_approval"),
         ("entry", "tasks", None),
     ]
-    assert screen.approvals() == {("specify", "command"), ("plan", "human")}
+    assert screen.approvals() == {("specify", "person-command"), ("plan", "human")}
 
 
 def test_an_approval_typed_while_the_model_works_counts(screen: Screen) -> None:

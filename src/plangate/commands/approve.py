@@ -1,17 +1,27 @@
 """``plangate approve <workflow> <phase> [feature]``: a person approves a phase.
 
+Only a person may: inside a coding agent's session the command refuses (``agent_command``,
+:func:`plangate.agent_session.refuse_inside`). It shows what is approved (the workflow, the
+phase, the feature, the artifact files and their digest) and asks the person to confirm on
+their terminal (``/dev/tty``); with no terminal to ask it refuses unless ``--yes`` is given.
+
 The approval is recorded for the project folder (``--project``, default the current folder)
-with a digest of the phase's artifacts as they are now: it counts until an artifact changes
-(``docs/contracts.md``, "Approvals"). The record and the decision log both get a line.
+with a digest of the phase's artifacts as they were shown: it counts until an artifact
+changes (``docs/contracts.md``, "Approvals"). The record is signed with the installation's
+approval key (:mod:`plangate.contracts.approvals`), and the decision log gets a line
+``via person-command``.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
+from collections.abc import Callable
 from typing import TextIO
 
+from plangate import agent_session
 from plangate.contracts import approvals, discovery, loader
 from plangate.errors import ExitCodes, UsageError
 from plangate.guard import log, reasons
@@ -19,23 +29,69 @@ from plangate.guard import log, reasons
 EXIT_CODES = ExitCodes(
     {
         0: "approved: the record is written",
-        1: "refused: the phase needs no approval, or its artifacts are missing",
+        1: "refused: run inside a coding agent's session (`agent_command`), no terminal to "
+        "confirm on and no `--yes`, the person answered no, the phase needs no approval, its "
+        "artifacts are missing, or the record cannot be written in the state root",
         2: "bad usage: an unknown workflow or phase, a bad flag, or no such project folder",
     },
     usage=2,
+    failure=1,
 )
 EXIT_REFUSED = 1
+TERMINAL = "/dev/tty"
+ANSWER_BYTES = 1024
+
+Confirm = Callable[[str], bool]
+"""Shown what is approved, says whether the person confirms it."""
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser("approve", help="approve a workflow phase as the person")
+    parser = subparsers.add_parser(
+        "approve",
+        help="approve a workflow phase as the person",
+        description=(
+            "Approve a phase of a workflow contract for its artifacts as they are now. Only a "
+            "person may: inside a coding agent's session (Claude Code, Codex) it refuses. It "
+            "shows the artifact files and their digest and asks you to confirm on your "
+            "terminal."
+        ),
+    )
     parser.add_argument("workflow")
     parser.add_argument("phase")
     parser.add_argument("feature", nargs="?", default=None)
     parser.add_argument("--project", default=None, help="the project folder (default: here)")
+    parser.add_argument(
+        "--yes",
+        action="store_true",
+        help="approve without asking (for your own scripts; still refused inside an agent session)",
+    )
 
 
-def approve(workflow: str, phase_name: str, feature: str | None, project: str, out: TextIO) -> int:
+def summary(
+    workflow: str, phase: str, feature: str | None, project: str, files: list[str], digest: str
+) -> str:
+    """What the person is asked to approve, one fact a line."""
+    lines = [
+        f"Approve phase {phase} of workflow {workflow}"
+        + (f" for feature {feature}" if feature else ""),
+        f"  project:   {project}",
+        "  artifacts:",
+        *(f"    {os.path.relpath(path, project)}" for path in files),
+        f"  digest:    sha256:{digest}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def approve(
+    workflow: str,
+    phase_name: str,
+    feature: str | None,
+    project: str,
+    out: TextIO,
+    *,
+    confirm: Confirm | None = None,
+) -> int:
+    """Record the approval; ``confirm`` (when given) is asked first, with :func:`summary`."""
     if not os.path.isdir(project):
         raise UsageError(f"no project folder at {project}", "give --project DIR")
     project = os.path.abspath(project)
@@ -63,15 +119,70 @@ def approve(workflow: str, phase_name: str, feature: str | None, project: str, o
     if missing:
         out.write(f"Not approved: {', '.join(missing)} does not exist yet.\n")
         return EXIT_REFUSED
+    digest = approvals.digest(files)  # the record holds the digest the person was shown
+    shown = summary(workflow, phase_name, feature, project, files, digest)
+    if confirm is not None and not confirm(shown):
+        out.write("Not approved: nothing recorded.\n")
+        return EXIT_REFUSED
     approvals.record_approval(
-        workflow, phase_name, feature, project, files, now=log.utc_timestamp()
+        workflow, phase_name, feature, project, files, now=log.utc_timestamp(), digest_hex=digest
     )
-    extra = {"workflow": workflow, "phase": phase_name, "event": "approval", "via": "command"}
+    extra = {
+        "workflow": workflow,
+        "phase": phase_name,
+        "event": "approval",
+        "via": approvals.COMMAND,
+    }
     log.append_decision(reasons.Decision.allow(reasons.PATH_NONE), extra=extra)
-    shown = ", ".join(os.path.relpath(path, project) for path in files)
-    out.write(f"Approved phase {phase_name} of {workflow} ({shown}) as they are now.\n")
+    named = ", ".join(os.path.relpath(path, project) for path in files)
+    out.write(f"Approved phase {phase_name} of {workflow} ({named}) as they are now.\n")
     return 0
 
 
+class NoTerminal(Exception):
+    """``/dev/tty`` cannot be opened: no person's terminal to ask on."""
+
+
+def ask_on_terminal(shown: str, terminal: str = TERMINAL) -> bool:
+    """Show ``shown`` on the controlling terminal and read the answer there: True for y or
+    yes (any case). Raises :class:`NoTerminal` when there is no terminal."""
+    try:
+        fd = os.open(terminal, os.O_RDWR | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as error:
+        raise NoTerminal(error.strerror or str(error)) from error
+    try:
+        os.write(fd, (shown + "Approve these files as they are now? [y/N] ").encode("utf-8"))
+        answer = b""
+        while b"\n" not in answer and len(answer) < ANSWER_BYTES:
+            chunk = os.read(fd, ANSWER_BYTES)
+            if not chunk:
+                break
+            answer += chunk
+    finally:
+        os.close(fd)
+    return answer.split(b"\n", 1)[0].strip().lower() in (b"y", b"yes")
+
+
 def run(args: argparse.Namespace) -> int:
-    return approve(args.workflow, args.phase, args.feature, args.project or os.getcwd(), sys.stdout)
+    words = [args.workflow, args.phase, *([args.feature] if args.feature else [])]
+    if args.project:
+        words += ["--project", args.project]
+    agent_session.refuse_inside(
+        "approve",
+        again=f"plangate approve {shlex.join(words)}",
+        extra={"workflow": args.workflow, "phase": args.phase},
+    )
+    project = args.project or os.getcwd()
+    if args.yes:
+        return approve(args.workflow, args.phase, args.feature, project, sys.stdout)
+    try:
+        return approve(
+            args.workflow, args.phase, args.feature, project, sys.stdout, confirm=ask_on_terminal
+        )
+    except NoTerminal as error:
+        print(
+            f"plangate: not approved: there is no terminal to ask you on ({TERMINAL}: {error}) "
+            "(run it in your own terminal and answer y; a script of yours may add --yes)",
+            file=sys.stderr,
+        )
+        return EXIT_REFUSED

@@ -1,7 +1,8 @@
 """``plangate config get|set|list``: plangate's settings in ``<state root>/config.json``.
 
 ``get`` prints the value in effect (for a gate switch the environment wins over the file),
-``set`` validates and saves, ``list`` shows every setting with its value, where the value
+``set`` validates and saves (only a person may: inside a coding agent's session it refuses,
+``agent_command``, for every setting), ``list`` shows every setting with its value, where the value
 comes from and what it does. Warnings (unknown keys in the file, an environment variable
 that overrides the file, a gate switched on whose hooks are not registered) go to ``err``.
 """
@@ -10,11 +11,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from collections.abc import Mapping
 from typing import TextIO
 
-from plangate import config, hook_registry
+from plangate import agent_session, config, hook_registry
 from plangate.config import display_path
 from plangate.errors import ConfigError, ExitCodes
 from plangate.install import settings_file
@@ -23,8 +25,8 @@ from plangate.locations import claude_config_dir
 EXIT_CODES = ExitCodes(
     {
         0: "done",
-        1: "a value in effect is invalid (`list` shows the others), or the config file cannot "
-        "be read or written",
+        1: "a value in effect is invalid (`list` shows the others), the config file cannot "
+        "be read or written, or `set` run inside a coding agent's session (`agent_command`)",
         2: "bad usage: a bad flag, no subcommand (its help is printed), an unknown setting, a "
         "value the setting does not take",
     },
@@ -142,7 +144,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     actions = parser.add_subparsers(dest="config_command", metavar="SUBCOMMAND")
     get = actions.add_parser("get", help="print a setting's value in effect")
     get.add_argument("key")
-    put = actions.add_parser("set", help="change a setting")
+    put = actions.add_parser(
+        "set", help="change a setting (a person only: refused inside an agent session)"
+    )
     put.add_argument("key")
     put.add_argument("value")
     actions.add_parser("list", help="every setting with its value and source")
@@ -158,6 +162,8 @@ def run(args: argparse.Namespace) -> int:
     if args.config_command == "get":
         return config_get(_spelled(args.key), sys.stdout)
     if args.config_command == "set":
+        again = f"plangate config set {shlex.join([args.key, args.value])}"
+        agent_session.refuse_inside("config", "set", again=again)
         return config_set(_spelled(args.key), args.value, sys.stdout)
     if args.config_command == "list":
         return config_list(sys.stdout)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from plangate import config
+from plangate import agent_session, config
 from plangate.errors import ExitCodes, UsageError
 from plangate.install.setup import setup
 
@@ -81,6 +81,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def run(args: argparse.Namespace) -> int:
+    agent_session.refuse_inside("setup")
     return setup(
         project=args.project,
         uninstall=args.uninstall,

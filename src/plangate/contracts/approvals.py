@@ -7,14 +7,25 @@ An approval counts only when a person gave it after the phase's artifacts last c
   phase's ``words`` (whole words, any case) or ``pattern`` (a Python regular expression,
   any case), later than the last edit of an artifact in the journal and than each artifact
   file's modification time; or
-* a ``plangate approve <workflow> <phase> [feature]`` record for this project whose digest
-  of the artifacts is the artifacts' digest now (a change after it makes it stale).
+* a ``plangate approve <workflow> <phase> [feature]`` record for this project, signed with
+  the installation's approval key, whose digest of the artifacts is the artifacts' digest
+  now (a change after it makes it stale).
 
 A flag (cc-sdd's ``spec.json`` ``approvals.tasks.approved``) never approves by itself: a flag
 set while no approval counts is the ``contract_self_approval`` refusal.
 
 Records: ``<state root>/contract-approvals.jsonl``, one JSON line per approval, appended
-with one ``os.write`` (``O_APPEND``).
+with one ``os.write`` (``O_APPEND``). Nothing the agent can append stands for a person: each
+record carries an HMAC-SHA-256 (``mac``) under a per-installation key,
+``<state root>/approval.key`` (32 random bytes, made 0600 by the first approval, never
+printed), and only a record whose MAC verifies counts. A line appended by hand, a record
+whose fields were edited, and a record written before records were signed (schema 1) are
+ignored. The key is as safe as the state root: plangate's hooks refuse tools that name it,
+and Claude Code's sandbox keeps Bash from reading it (``docs/threat-model.md``); a process
+of the same user that reads it can sign.
+
+Hook path: the key is read, and ``hmac`` imported, only when a record of the phase being
+decided matches the artifacts' digest.
 """
 
 from __future__ import annotations
@@ -30,13 +41,92 @@ if TYPE_CHECKING:
     from plangate.contracts.state import Session
 
 RECORDS = "contract-approvals.jsonl"
+KEY = "approval.key"
+KEY_BYTES = 32
+SCHEMA = 2
+SIGNED_FIELDS = ("schema", "ts", "workflow", "phase", "feature", "project", "digest")
+"""The fields of a record its MAC covers, in this order."""
 HUMAN = "human"
-COMMAND = "command"
+COMMAND = "person-command"
+"""``via`` of an approval a person gave with ``plangate approve`` (a signed record)."""
 
 
 def records_path(state_root: str | None = None) -> str:
     root = state_root if state_root is not None else locations.state_root()
     return os.path.join(root, RECORDS)
+
+
+def key_path(state_root: str | None = None) -> str:
+    root = state_root if state_root is not None else locations.state_root()
+    return os.path.join(root, KEY)
+
+
+def read_key(state_root: str | None = None) -> bytes | None:
+    """The approval key, or None when there is none (or it is not a regular file of
+    :data:`KEY_BYTES` bytes). Never follows a link."""
+    try:
+        fd = os.open(key_path(state_root), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        import stat
+
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        key = os.read(fd, KEY_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return key if len(key) == KEY_BYTES else None
+
+
+def signing_key(state_root: str | None = None) -> bytes:
+    """The approval key, made on first use: 0600, ``O_EXCL`` and ``O_NOFOLLOW``, so a file or
+    link someone else put there first is never taken for it."""
+    from plangate.errors import StateError
+
+    path = key_path(state_root)
+    key = read_key(state_root)
+    if key is not None:
+        return key
+    if os.path.lexists(path):
+        raise StateError(
+            f"{path} is not plangate's approval key (a link, a folder or the wrong size)",
+            f"remove {path}; the next approval makes a new key, and approvals recorded "
+            "under the old one must be given again",
+        )
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    key = os.urandom(KEY_BYTES)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags, 0o600)
+    except FileExistsError:  # another approval made it first
+        return signing_key(state_root)
+    try:
+        os.write(fd, key)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return key
+
+
+def mac(key: bytes, record: dict[str, object]) -> str:
+    """The record's HMAC-SHA-256 over :data:`SIGNED_FIELDS`, as hex."""
+    import hmac
+
+    message = jsonio.dumps(["plangate-approval", *(record.get(f) for f in SIGNED_FIELDS)])
+    return hmac.new(key, message.encode("utf-8"), "sha256").hexdigest()
+
+
+def signed(key: bytes | None, record: dict[str, object]) -> bool:
+    """Whether ``record`` carries a MAC that verifies under ``key``."""
+    import hmac
+
+    given = record.get("mac")
+    if key is None or not isinstance(given, str) or record.get("schema") != SCHEMA:
+        return False
+    return hmac.compare_digest(given.encode("ascii", "replace"), mac(key, record).encode())
 
 
 def artifact_files(
@@ -77,19 +167,37 @@ def record_approval(
     *,
     state_root: str | None = None,
     now: str,
+    digest_hex: str | None = None,
 ) -> dict[str, object]:
+    """Append the person's signed approval record (``digest_hex``: the artifacts' digest
+    the person was shown, default computed now). Refused inside an agent session: the
+    Python API is no way around ``plangate approve``'s refusal."""
+    from plangate import agent_session
+
+    agent_session.refuse_inside("approve")
     line: dict[str, object] = {
-        "schema": 1,
+        "schema": SCHEMA,
         "ts": now,
         "workflow": workflow,
         "phase": phase,
         "feature": feature,
         "project": project,
-        "digest": digest(files),
+        "digest": digest(files) if digest_hex is None else digest_hex,
     }
+    line["mac"] = mac(signing_key(state_root), line)
     path = records_path(state_root)
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        fd = os.open(
+            path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
+        )
+    except OSError as error:
+        from plangate.errors import StateError
+
+        raise StateError(
+            f"cannot append the approval to {path}: {error.strerror or error}",
+            f"make {path} a regular file of yours (remove a link there) and approve again",
+        ) from error
     try:
         os.write(fd, (jsonio.dumps(line) + "\n").encode("utf-8"))
     finally:
@@ -134,7 +242,7 @@ def words_match(text: str, words: tuple[str, ...], pattern: str | None) -> bool:
 
 
 class Approved:
-    """How a phase is approved: ``via`` human or command, and when; None fields when not."""
+    """How a phase is approved: ``via`` :data:`HUMAN` or :data:`COMMAND`, and when."""
 
     __slots__ = ("via", "order", "at")
 
@@ -181,6 +289,7 @@ def approval_of(
             return Approved(HUMAN, turn.order, turn.timestamp)
     feature = values.get("feature")
     wanted: str | None = None  # hashed once a record of this phase is found
+    key: bytes | None = None  # read once a record matches the digest
     for record in reversed(command_records(state_root)):
         if record.get("workflow") != contract.name or record.get("phase") != phase.name:
             continue
@@ -190,7 +299,13 @@ def approval_of(
             continue
         if wanted is None:
             wanted = digest(files)
-        if record.get("digest") == wanted:
+        if record.get("digest") != wanted:
+            continue
+        if key is None:
+            key = read_key(state_root)
+            if key is None:
+                return None  # no key: no record verifies
+        if signed(key, record):
             return Approved(COMMAND, None, str(record.get("ts") or ""))
     return None
 

@@ -45,14 +45,15 @@ TABLE: dict[str, tuple[str, str]] = {
     CONTRACT_APPROVAL: (
         CORRECTIVE,
         "Phase {phase} of workflow {workflow} cannot start yet: an earlier phase needs a "
-        "person's approval. Finish your turn and ask the person to review it; they approve by "
-        "replying in their own words as the contract says, or by running `plangate approve`.",
+        "person's approval. Finish your turn and ask the person to review it and approve it "
+        "in their own words. Do not approve it yourself: no command you run and no file you "
+        "write counts as the person's approval, and trying is logged.",
     ),
     CONTRACT_SELF_APPROVAL: (
         CORRECTIVE,
         "An approval flag of workflow {workflow} was set without a person's approval. Only "
-        "the person approves a phase: Finish your turn and ask them, and never write the flag "
-        "before they have.",
+        "the person approves a phase. Finish your turn and ask them to review it and approve "
+        "it in their own words, and never write the flag before they have.",
     ),
     CONTRACT_EDIT_SCOPE: (
         CORRECTIVE,
