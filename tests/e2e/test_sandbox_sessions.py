@@ -70,7 +70,7 @@ def _plangate(home: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[
 def sandbox_tools() -> None:
     missing = missing_tools(os.environ)
     if missing:
-        pytest.skip(f"Claude Code's sandbox needs {' and '.join(missing)} (bubblewrap, socat)")
+        pytest.skip(f"Claude Code's sandbox needs {' and '.join(missing)}, not installed")
 
 
 @pytest.mark.parametrize("how", ["setup", "settings"])

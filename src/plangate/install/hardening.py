@@ -24,7 +24,7 @@ LOCK_NOTE = (
 def block_for(ctx: InstallContext) -> dict[str, Any]:
     """Hardened mode's settings for this installation."""
     return hardened.sandbox_settings(
-        state_root(ctx.environ), ctx.claude_dir, hook_registry.package_root(), ctx.python
+        state_root(), ctx.claude_dir, hook_registry.package_root(), ctx.python
     )
 
 
