@@ -96,6 +96,21 @@ def _effective(found: list[Scope], name: str) -> tuple[object, Scope | None]:
 
 def check_protection(found: list[Scope], environ: Mapping[str, str]) -> Check:
     enabled, where = _effective(found, hardened.ENABLED)
+    turned_on = [
+        scope
+        for scope in found
+        if isinstance(scope.data.get(hardened.SANDBOX), dict)
+        and scope.data[hardened.SANDBOX].get(hardened.ENABLED) is True
+    ]
+    if enabled is False and where is not None and turned_on:
+        return Check(
+            "protection",
+            PROBLEM,
+            f"hooks only: Claude Code's sandbox is on in {turned_on[0].shown}, and "
+            f"{where.shown}, which outranks it, turns it off",
+            f"remove sandbox.enabled from {where.shown} if you did not put it there; for a lock "
+            "no project undoes, run claude with --settings (`plangate settings --hardened`)",
+        )
     if enabled is not True or where is None:
         said = f" ({where.shown} turns it off)" if where is not None else ""
         return Check(
@@ -155,7 +170,8 @@ def check_protection(found: list[Scope], environ: Mapping[str, str]) -> Check:
 def _said(value: object, where: Scope | None, default: str = "unset") -> str:
     if where is None:
         return f"{default} (not set in any settings file)"
-    return f"{str(value).lower() if isinstance(value, bool) else value!r} in {where.shown}"
+    shown = str(value).lower() if isinstance(value, bool) else repr(value)
+    return f"{shown} in {where.shown}"
 
 
 def check_switched_off(found: list[Scope]) -> Check:
