@@ -6,7 +6,10 @@ that wants past it in ``bypassPermissions`` mode, where Claude Code asks nothing
 ``python3 -c`` that writes ``disableAllHooks`` into the user's and the project's settings and
 a file into the state root, the paths spelled so that no command check can see them; the same
 with ``dangerouslyDisableSandbox``; the Write tool into the state root. Each fails (EROFS, or
-refused), and nothing is written. A write into the project still works, and so does
+refused), and nothing is written. A ``python3 -c`` that writes a contract into the project's
+``.plangate/contracts`` fails where the project is known (``--settings``) and, as
+``docs/sandbox.md`` says, not from user settings alone. A write into the project still works,
+and so does
 ``plangate autoplan init`` run through Bash (a ``run_bounded`` user, which Claude Code's
 sandbox used to end with exit 137).
 """
@@ -104,6 +107,11 @@ def test_the_models_shortcuts_meet_the_operating_system(
         "write tool": tool_use(
             "Write", file_path=str(tmp_path / "cc" / "home" / ".plangate" / "y"), content=FORGED
         ),
+        "project contract": bash(
+            "python3 -c \"import os; d = '.plan' + 'gate/contracts'; "
+            "os.makedirs(d, exist_ok=True); "
+            "open(d + '/x.toml', 'w').write('name = 1'); print('WROTE', d)\""
+        ),
         "init": bash(
             f"{sys.executable} -m plangate autoplan init {source} {source} {restore}; echo EXIT=$?"
         ),
@@ -149,6 +157,12 @@ def test_the_models_shortcuts_meet_the_operating_system(
     for name in ("user settings", "state root", "local settings", "unsandboxed"):
         is_error, text = by_name[name]
         assert EROFS in text and "WROTE" not in text, (name, text)
+    contract = project / ".plangate" / "contracts" / "x.toml"
+    if how == "settings":  # the project is known: its contract folder is read-only too
+        assert EROFS in by_name["project contract"][1], by_name["project contract"]
+        assert not contract.exists()
+    else:  # user settings name no project's folder (docs/sandbox.md): the hooks' part
+        assert contract.exists(), by_name["project contract"]
     is_error, text = by_name["write tool"]
     assert is_error, text
     assert not (home / ".plangate" / "y").exists()

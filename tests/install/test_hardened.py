@@ -185,9 +185,36 @@ def test_uninstall_restores_every_byte_after_any_sequence(home: Home, original: 
     assert stat.S_IMODE(home.settings.stat().st_mode) == 0o640
 
 
-def hardened_block(home: Home) -> dict[str, Any]:
+def hardened_block(home: Home, project: str | None = None) -> dict[str, Any]:
     return hardened.sandbox_settings(
-        str(home.state), str(home.claude), hook_registry.package_root(), PY
+        str(home.state), str(home.claude), hook_registry.package_root(), PY, project=project
+    )
+
+
+def test_project_setup_makes_its_contract_folder_read_only(home: Home) -> None:
+    out = io.StringIO()
+    setup(
+        project=True,
+        uninstall=False,
+        ceo_review_gate=None,
+        autoplan_gate=None,
+        out=out,
+        err=io.StringIO(),
+        skills_source=str(home.root / "bundle"),
+        python=PY,
+        environ=home.environ(),
+        hardened=True,
+    )
+    data = load(home.root / "project" / ".claude" / "settings.json")
+    contracts = home.root / "project" / ".plangate" / "contracts"
+    assert data["sandbox"]["filesystem"]["denyWrite"][-1] == f"/{contracts}"
+    assert "set hardened mode in ~/project/.claude/settings.json" in out.getvalue()
+    # created, so that the sandbox binds it read-only and .plangate/tmp stays writable
+    assert contracts.is_dir() and not any(contracts.iterdir())
+    assert "created ~/project/.plangate/contracts (empty)" in out.getvalue()
+    user = hardened_block(home)  # user settings cannot name every project's folder
+    assert not any(
+        ".plangate/contracts" in path for path in user["sandbox"]["filesystem"]["denyWrite"]
     )
 
 
@@ -319,11 +346,15 @@ def test_interpreters_in_excluded_commands(entry: str, flagged: bool) -> None:
     assert found == ([entry] if flagged else [])
 
 
-def test_settings_hardened_prints_the_sandbox_for_claude_settings(home: Home) -> None:
+def test_settings_hardened_prints_the_sandbox_for_claude_settings(
+    home: Home, capsys: pytest.CaptureFixture[str]
+) -> None:
     out, err = io.StringIO(), io.StringIO()
     assert print_settings(False, False, out, err=err, python=PY, hardened=True) == 0
     document = json.loads(out.getvalue())
-    block = hardened_block(home)
+    block = hardened_block(home, project=str(home.root / "project"))  # the working folder
+    assert (home.root / "project" / ".plangate" / "contracts").is_dir()
+    assert "plangate/contracts (empty): the sandbox keeps it read-only" in capsys.readouterr().err
     assert document["sandbox"] == block["sandbox"]
     assert document["permissions"] == block["permissions"]
     assert document["hooks"] == {"PreToolUse": document["hooks"]["PreToolUse"]}  # the guard

@@ -12,7 +12,8 @@ Agent phase entries of the contracts known for the working folder (``docs/contra
 
 ``--hardened`` adds Claude Code's Bash sandbox and the deny rules of hardened mode
 (:mod:`plangate.install.hardened`, ``docs/sandbox.md``): given with ``--settings``, they
-outrank every project's settings, so no project can turn the sandbox off.
+outrank every project's settings, so no project can turn the sandbox off. The working
+folder's ``.plangate/contracts`` is made read-only too (created, empty, when missing).
 """
 
 from __future__ import annotations
@@ -68,8 +69,12 @@ def settings_object(
     }
     document: dict[str, object] = {"hooks": hooks, "env": env}
     if hardened:
-        from plangate.install.hardened import sandbox_settings
+        from plangate.install.hardened import project_contracts, sandbox_settings
         from plangate.locations import claude_config_dir, state_root
+
+        folder, created = project_contracts(project or os.getcwd())
+        if created:
+            print(f"created {folder} (empty): the sandbox keeps it read-only", file=sys.stderr)
 
         document.update(
             sandbox_settings(
@@ -77,6 +82,7 @@ def settings_object(
                 claude_config_dir(),
                 hook_registry.package_root(),
                 python or sys.executable,
+                project=project or os.getcwd(),
             )
         )
     return document

@@ -155,16 +155,42 @@ def deny_rules(state_root: str, claude_dir: str, package_root: str, python: str)
 
 
 def sandbox_settings(
-    state_root: str, claude_dir: str, package_root: str, python: str
+    state_root: str,
+    claude_dir: str,
+    package_root: str,
+    python: str,
+    project: str | None = None,
 ) -> dict[str, Any]:
-    """``{"sandbox": {...}, "permissions": {"deny": [...]}}`` of hardened mode."""
-    deny_write = [
-        absolute_rule_path(folder) for folder in protected_folders(state_root, package_root, python)
-    ]
+    """``{"sandbox": {...}, "permissions": {"deny": [...]}}`` of hardened mode. With
+    ``project``, that project's contract folder is read-only in the sandbox too: the sandbox
+    takes absolute paths only (a glob or a relative path there protects nothing, measured
+    with Claude Code 2.1.332), so user settings cannot name every project's."""
+    folders = protected_folders(state_root, package_root, python)
+    if project is not None:
+        folders.append(os.path.join(os.path.abspath(project), ".plangate", "contracts"))
+    deny_write = [absolute_rule_path(folder) for folder in folders]
     return {
         SANDBOX: {**SWITCHES, FILESYSTEM: {DENY_WRITE: deny_write}},
         PERMISSIONS: {DENY: deny_rules(state_root, claude_dir, package_root, python)},
     }
+
+
+def project_contracts(project: str) -> tuple[str, bool]:
+    """The project's contract folder, created (empty) when missing: the sandbox keeps an
+    existing folder read-only, while a missing one in ``denyWrite`` leaves ``.plangate`` itself
+    unwritable, and with it the artifacts ``plangate autoplan`` writes in ``.plangate/tmp``
+    (measured). Returns the folder and whether it was created."""
+    folder = os.path.join(os.path.abspath(project), ".plangate", "contracts")
+    if os.path.isdir(folder):
+        return folder, False
+    try:
+        os.makedirs(folder)
+    except OSError as error:
+        raise ConfigError(
+            f"cannot create {folder}: {error.strerror or error}",
+            "create it yourself (mkdir -p .plangate/contracts), then run the command again",
+        ) from None
+    return folder, True
 
 
 # -- what the sandbox needs -----------------------------------------------------------------

@@ -22,9 +22,13 @@ LOCK_NOTE = (
 
 
 def block_for(ctx: InstallContext) -> dict[str, Any]:
-    """Hardened mode's settings for this installation."""
+    """Hardened mode's settings for this installation (with ``--project``, for that project)."""
     return hardened.sandbox_settings(
-        state_root(), ctx.claude_dir, hook_registry.package_root(), ctx.python
+        state_root(),
+        ctx.claude_dir,
+        hook_registry.package_root(),
+        ctx.python,
+        project=ctx.folder() if ctx.project else None,
     )
 
 
@@ -67,6 +71,7 @@ def settle(
     if wanted:
         hardened.require_tools(ctx.environ)
         hardened.check_mergeable(data, shown)
+        created = ctx.project and hardened.project_contracts(ctx.folder())[1]
         merged = hardened.merge(data, block)
         verb = "unchanged" if on_now else "set"
         lines = [
@@ -74,6 +79,11 @@ def settle(
             "(bubblewrap), the state root, settings files, contracts and plangate's package "
             "read-only"
         ]
+        if created:
+            lines.append(
+                f"created {display_path(ctx.folder())}/.plangate/contracts (empty): the sandbox "
+                "keeps it read-only"
+            )
         if verb == "set":
             lines.append(LOCK_NOTE.format(shown=shown))
         return merged, lines

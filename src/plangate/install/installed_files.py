@@ -25,6 +25,8 @@ REINSTALL = (
     "then find out who changed it: an agent that edits plangate's own files is working past it"
 )
 SHOWN = 5
+#: What plangate ships: the package and its metadata, as the wheel's RECORD names them.
+SHIPPED = ("plangate/", "plangate-")
 
 
 def _editable(distribution: metadata.Distribution) -> bool:
@@ -66,8 +68,10 @@ def check_installed_files() -> Check:
     missing: list[str] = []
     checked = 0
     for entry in distribution.files or ():
-        if entry.hash is None:
-            continue  # RECORD itself, and files the installer compiled
+        if entry.hash is None or not str(entry).startswith(SHIPPED):
+            # RECORD itself, files the installer compiled, and the console script, which
+            # installers write for this machine (pipx rewrites it)
+            continue
         try:
             with open(str(entry.locate()), "rb") as stream:
                 data = stream.read()
