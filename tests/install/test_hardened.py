@@ -286,6 +286,7 @@ def test_no_tools_are_needed_off_linux(home: Home) -> None:
     [
         ({"excludedCommands": ["docker", "python3:*"]}, "python3:*"),
         ({"allowNestedUserNamespaces": True}, "allowNestedUserNamespaces"),
+        ({"enableWeakerNestedSandbox": True}, "enableWeakerNestedSandbox"),
         ({"filesystem": ["~/x"]}, '"sandbox.filesystem" is not a JSON object'),
     ],
 )

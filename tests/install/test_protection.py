@@ -155,6 +155,7 @@ def test_a_sandbox_turned_off_nowhere_on_is_hooks_only(machine: Machine) -> None
             "allowUnsandboxedCommands is true in ~/project/.claude/settings.local.json",
         ),
         ({**HOLDS, "allowNestedUserNamespaces": True}, "allowNestedUserNamespaces is on in"),
+        ({**HOLDS, "enableWeakerNestedSandbox": True}, "enableWeakerNestedSandbox is on in"),
     ],
 )
 def test_a_sandbox_that_does_not_hold_is_a_problem(

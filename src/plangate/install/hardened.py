@@ -48,6 +48,12 @@ DENY_WRITE = "denyWrite"
 DENY = "deny"
 EXCLUDED = "excludedCommands"
 NESTED = "allowNestedUserNamespaces"
+WEAKER = "enableWeakerNestedSandbox"
+#: Switches that weaken the sandbox, each with what it lets a command do.
+WEAKENING = {
+    NESTED: "lets a command get past denyWrite",
+    WEAKER: "runs commands in a weaker sandbox (meant for unprivileged containers)",
+}
 ENABLED = "enabled"
 FAIL_IF_UNAVAILABLE = "failIfUnavailable"
 ALLOW_UNSANDBOXED = "allowUnsandboxedCommands"
@@ -250,8 +256,9 @@ def switch(data: Mapping[str, Any], name: str) -> object:
     return _object(data, SANDBOX).get(name)
 
 
-def nested_namespaces(data: Mapping[str, Any]) -> bool:
-    return switch(data, NESTED) is True
+def weakening(data: Mapping[str, Any]) -> list[str]:
+    """The switches of :data:`WEAKENING` that ``data`` turns on."""
+    return [name for name in WEAKENING if switch(data, name) is True]
 
 
 def is_hardened(data: Mapping[str, Any], block: Mapping[str, Any]) -> bool:
@@ -295,11 +302,11 @@ def check_mergeable(data: Mapping[str, Any], shown: str) -> None:
             f"remove {', '.join(interpreters)} from sandbox.excludedCommands, then run plangate "
             "setup --hardened again",
         )
-    if nested_namespaces(data):
+    for name in weakening(data):
         raise _refuse(
             shown,
-            "sets sandbox.allowNestedUserNamespaces, which lets a command past denyWrite",
-            "remove sandbox.allowNestedUserNamespaces, then run plangate setup --hardened again",
+            f"sets sandbox.{name}, which {WEAKENING[name]}",
+            f"remove sandbox.{name}, then run plangate setup --hardened again",
         )
 
 

@@ -4,7 +4,8 @@ Claude Code's order of precedence), then:
 
 * ``protection``: hooks only, or hooks + the operating system (Claude Code's sandbox), and,
   when the sandbox is on, whether it holds (``failIfUnavailable``, no unsandboxed fallback,
-  bubblewrap and socat present, no nested user namespaces);
+  bubblewrap and socat present, neither ``allowNestedUserNamespaces`` nor
+  ``enableWeakerNestedSandbox``);
 * ``hooks off``: ``disableAllHooks`` in any scope (or the managed
   ``allowManagedHooksOnly``, which drops plangate's hooks too);
 * ``hook scopes``: a settings file that registers plangate without hooks the gate switches
@@ -133,12 +134,10 @@ def check_protection(found: list[Scope], environ: Mapping[str, str]) -> Check:
             f"allowUnsandboxedCommands is {_said(fallback, fallback_where, 'true')}: a Bash call "
             "with dangerouslyDisableSandbox runs outside the sandbox"
         )
-    nested = [scope.shown for scope in found if hardened.nested_namespaces(scope.data)]
-    if nested:
-        problems.append(
-            f"allowNestedUserNamespaces is on in {', '.join(nested)}: a command can get past "
-            "denyWrite"
-        )
+    for name, effect in hardened.WEAKENING.items():
+        where_on = [scope.shown for scope in found if name in hardened.weakening(scope.data)]
+        if where_on:
+            problems.append(f"{name} is on in {', '.join(where_on)}: it {effect}")
     missing = hardened.missing_tools(environ)
     if missing:
         problems.append(
@@ -152,7 +151,8 @@ def check_protection(found: list[Scope], environ: Mapping[str, str]) -> Check:
             f"Claude Code's sandbox is on ({where.shown}) but does not hold: "
             + "; ".join(problems),
             "run `plangate setup --hardened` again (it sets failIfUnavailable and turns the "
-            "fallback off), and remove allowNestedUserNamespaces where it is set",
+            "fallback off), and remove allowNestedUserNamespaces and enableWeakerNestedSandbox "
+            "where they are set",
         )
     outranked = (
         "; a project's .claude/settings*.json outranks it: a lock no project undoes is "
