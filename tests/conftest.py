@@ -58,6 +58,7 @@ CI_NEEDS: dict[str, tuple[str, ...]] = {
     "the Claude Code CLI": ("claude code cli", "plangate_claude_bin"),
     "tmux": ("tmux",),
     "bubblewrap": ("bubblewrap",),
+    "socat": ("socat",),
     "git": ("git is not installed",),
     "an unprivileged user": ("unprivileged user",),
     "the spec-driven kits (cc-sdd, spec-kit)": ("cc-sdd", "specify-cli"),

@@ -9,6 +9,11 @@ timeout) and an ``env`` block that turns each named gate on for that session onl
 
 ``--contracts`` adds the workflow contract hooks, with the ``if`` conditions of the Read and
 Agent phase entries of the contracts known for the working folder (``docs/contracts.md``).
+
+``--hardened`` adds Claude Code's Bash sandbox and the deny rules of hardened mode
+(:mod:`plangate.install.hardened`, ``docs/sandbox.md``): given with ``--settings``, they
+outrank every project's settings, so no project can turn the sandbox off. The working
+folder's ``.plangate/contracts`` is made read-only too (created, empty, when missing).
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ def settings_object(
     *,
     contracts: bool = False,
     project: str | None = None,
+    hardened: bool = False,
 ) -> dict[str, object]:
     """The settings for these gates: ``{"hooks": {...}, "env": {...}}``. With ``contracts``
     the Read and Agent entries of the contracts known for ``project`` (default: the working
@@ -61,7 +67,25 @@ def settings_object(
         for gate, wanted in ((CEO_REVIEW, ceo_review), (AUTOPLAN, autoplan))
         if wanted
     }
-    return {"hooks": hooks, "env": env}
+    document: dict[str, object] = {"hooks": hooks, "env": env}
+    if hardened:
+        from plangate.install.hardened import project_contracts, sandbox_settings
+        from plangate.locations import claude_config_dir, state_root
+
+        folder, created = project_contracts(project or os.getcwd())
+        if created:
+            print(f"created {folder} (empty): the sandbox keeps it read-only", file=sys.stderr)
+
+        document.update(
+            sandbox_settings(
+                state_root(),
+                claude_config_dir(),
+                hook_registry.package_root(),
+                python or sys.executable,
+                project=project or os.getcwd(),
+            )
+        )
+    return document
 
 
 def settings(
@@ -72,16 +96,18 @@ def settings(
     err: TextIO | None = None,
     python: str | None = None,
     contracts: bool = False,
+    hardened: bool = False,
 ) -> int:
-    """Print the settings JSON. 0 when printed; 1 (``SKILL_GATES_USAGE``) when no gate is named."""
-    if not (ceo_review or autoplan or contracts):
+    """Print the settings JSON. 0 when printed; 1 (``SKILL_GATES_USAGE``) when no gate (and
+    no ``--hardened``) is named."""
+    if not (ceo_review or autoplan or contracts or hardened):
         sink = err if err is not None else sys.stderr
         sink.write(
             f"plangate settings: {USAGE}: name at least one gate (--ceo-review, --autoplan, "
-            "--contracts)\n"
+            "--contracts, --hardened)\n"
         )
         return EXIT_USAGE
-    document = settings_object(ceo_review, autoplan, python, contracts=contracts)
+    document = settings_object(ceo_review, autoplan, python, contracts=contracts, hardened=hardened)
     out.write(json.dumps(document, indent=2) + "\n")
     return 0
 
@@ -95,9 +121,19 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument(
         "--contracts", action="store_true", help="the workflow contract hooks (docs/contracts.md)"
     )
+    parser.add_argument(
+        "--hardened",
+        action="store_true",
+        help="Claude Code's Bash sandbox with plangate's files read-only (docs/sandbox.md)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     return settings(
-        args.ceo_review, args.autoplan, sys.stdout, err=sys.stderr, contracts=args.contracts
+        args.ceo_review,
+        args.autoplan,
+        sys.stdout,
+        err=sys.stderr,
+        contracts=args.contracts,
+        hardened=args.hardened,
     )

@@ -16,9 +16,10 @@ EXIT_CODES = ExitCodes(
         1: "refused: a file or folder it cannot use or write, such as a settings.json that "
         "is not JSON or a skills folder that is not plangate's; settings hooks and the plugin "
         "both wanted; a plangate running from a temporary environment; a `claude plugin` "
-        "command that failed (the message says what to do)",
+        "command that failed; `--hardened` without bubblewrap or socat, or into a settings "
+        "file that would undo it (the message says what to do)",
         2: "bad usage: a bad flag, a gate switch other than on or off, switches with "
-        "`--uninstall`, `--plugin` with `--project`",
+        "`--uninstall`, `--plugin` with `--project` or `--hardened`",
     },
     usage=2,
     failure=1,
@@ -78,6 +79,21 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
             const="off",
             help=f"turn the {what} skill gate off and save it",
         )
+    parser.add_argument(
+        "--hardened",
+        nargs="?",
+        const="on",
+        metavar="on|off",
+        help="also turn on Claude Code's Bash sandbox with plangate's files read-only "
+        "(=off takes it out); needs bubblewrap and socat on Linux (docs/sandbox.md)",
+    )
+    parser.add_argument(
+        "--no-hardened",
+        dest="hardened",
+        action="store_const",
+        const="off",
+        help="take hardened mode out of the settings file",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -88,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
         plugin=args.plugin,
         ceo_review_gate=flag_value("--ceo-review-gate", args.ceo_review_gate),
         autoplan_gate=flag_value("--autoplan-gate", args.autoplan_gate),
+        hardened=flag_value("--hardened", args.hardened),
         out=sys.stdout,
         err=sys.stderr,
     )

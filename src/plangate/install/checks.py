@@ -364,4 +364,23 @@ def run_checks(environ: Mapping[str, str], cwd: str, skills_source: str) -> list
         check_claude(),
         check_state_root(),
         check_switches(environ, found),
+        *protection_checks(environ, cwd, found),
+    ]
+
+
+def protection_checks(
+    environ: Mapping[str, str], cwd: str, found: list[Registration]
+) -> list[Check]:
+    """What keeps the hooks running and plangate's files out of the agent's reach
+    (:mod:`plangate.install.protection`), and the installed files against their RECORD."""
+    from plangate.install import protection
+    from plangate.install.installed_files import check_installed_files
+
+    scopes = protection.scopes(cwd)
+    return [
+        protection.check_protection(scopes, environ),
+        protection.check_switched_off(scopes),
+        protection.check_hook_scopes(found, environ, cwd),
+        protection.check_exclusions(scopes),
+        check_installed_files(),
     ]

@@ -8,6 +8,8 @@ What setup owns, and nothing else:
 * The gate switches given as flags, saved to ``<state root>/config.json``.
 * plangate's handlers in ``<claude config>/settings.json`` (``--project``:
   ``<cwd>/.claude/settings.json``), edited by :mod:`plangate.install.settings_file`.
+* With ``--hardened`` (``=off`` takes it out): Claude Code's Bash sandbox and deny rules in
+  the same settings file (:mod:`plangate.install.hardening`, ``docs/sandbox.md``).
 * With ``--plugin``, instead of the skills and the settings hooks: the plugin folder in the
   state root and its installation through ``claude plugin`` (:mod:`plangate.install.plugin`).
 
@@ -26,12 +28,12 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Mapping
-from typing import TextIO
+from typing import Any, TextIO
 
 from plangate import config, hook_registry
 from plangate.config import display_path
 from plangate.errors import ConfigError, UsageError
-from plangate.install import settings_file, skill_bundle, skills_folder
+from plangate.install import hardening, settings_file, skill_bundle, skills_folder
 from plangate.install.context import InstallContext, entry_conditions
 from plangate.install.place import refuse_temporary
 from plangate.install.plugin import install as plugin_install
@@ -55,11 +57,14 @@ def setup(
     python: str | None = None,
     environ: Mapping[str, str] | None = None,
     plugin: bool = False,
+    hardened: bool | None = None,
 ) -> int:
     """Install (or with ``uninstall`` remove) plangate's skills and hooks. Returns 0.
 
     ``ceo_review_gate``/``autoplan_gate``: the flag's value, or ``None`` when not given.
     ``cwd``, ``skills_source``, ``python`` and ``environ`` default to the process's own.
+    ``hardened``: hardened mode on or off (:mod:`plangate.install.hardening`), ``None`` to
+    keep it as the settings file has it.
     """
     ctx = InstallContext.create(
         project=project,
@@ -78,6 +83,11 @@ def setup(
             "run `plangate setup --plugin` without --project",
         )
     if uninstall:
+        if hardened is not None:
+            raise UsageError(
+                "--uninstall takes no --hardened: it takes hardened mode out with the hooks",
+                "run `plangate setup --uninstall` alone",
+            )
         if ceo_review_gate is not None or autoplan_gate is not None:
             raise UsageError(
                 "--uninstall takes no gate switches",
@@ -90,6 +100,12 @@ def setup(
         return 0
     refuse_temporary(ctx.python, hook_registry.package_root(), ctx.claude_dir)
     if plugin:
+        if hardened is not None:
+            raise UsageError(
+                "--hardened takes no --plugin: the plugin cannot set Claude Code's sandbox",
+                "run `plangate settings --hardened > hardened.json` and start claude with "
+                "`--settings hardened.json` (docs/sandbox.md)",
+            )
         setup_plugin.install_plugin(ctx)
         return 0
     if plugin_install.registered(ctx.claude_dir):
@@ -99,15 +115,16 @@ def setup(
             "keep the plugin (`plangate setup --plugin` updates it), or run "
             "`plangate setup --plugin --uninstall` first",
         )
-    install(ctx)
+    install(ctx, hardened)
     return 0
 
 
 # -- install ---------------------------------------------------------------------------------
 
 
-def install(ctx: InstallContext) -> None:
-    """The skills into ``ctx.skills_dir``, the switches saved, the hooks in the settings."""
+def install(ctx: InstallContext, hardened: bool | None = None) -> None:
+    """The skills into ``ctx.skills_dir``, the switches saved, the hooks in the settings
+    (and hardened mode as ``hardened`` wants it)."""
     if not ctx.python:
         raise ConfigError(
             "cannot tell which Python runs plangate (sys.executable is empty)",
@@ -131,6 +148,7 @@ def install(ctx: InstallContext) -> None:
         )
         # computed now: a hooks entry of the wrong type refuses before any change
         new_data = settings_file.merge_hooks(current.data, block, path=settings_path)
+        new_data, hardened_lines = hardening.settle(ctx, current, new_data, hardened)
         settings_file.render(new_data)  # and so does a number JSON cannot hold
 
         save_switches(ctx.flags, switches, sources, stored.path, ctx.environ, out, ctx.err)
@@ -162,6 +180,8 @@ def install(ctx: InstallContext) -> None:
         for event in before:
             if event not in block:
                 print(f"removed {_label(event, None)} from {shown}", file=out)
+        for line in hardened_lines:
+            print(line, file=out)
         result = settings_file.write(current, new_data)
         _report_backup(result, settings_path, out)
 
@@ -228,7 +248,7 @@ def remove(ctx: InstallContext) -> None:
     )
     with lock:
         if has_folder:
-            _remove_hooks(settings_path, out)
+            _remove_hooks(settings_path, out, hardening.block_for(ctx))
         else:
             print(f"no plangate hooks in {display_path(settings_path)}", file=out)
         if ctx.project and _user_settings_have_ours(ctx.claude_dir):
@@ -253,11 +273,15 @@ def remove(ctx: InstallContext) -> None:
         )
 
 
-def _remove_hooks(settings_path: str, out: TextIO) -> None:
+def _remove_hooks(settings_path: str, out: TextIO, hardened_block: dict[str, Any]) -> None:
     shown = display_path(settings_path)
     current = settings_file.read(settings_path)
     before = settings_file.plangate_groups(current.data)
     new_data = settings_file.merge_hooks(current.data, {}, path=settings_path)
+    unhardened = hardening.without(current, new_data, hardened_block)
+    if unhardened != new_data:
+        print(f"took hardened mode out of {shown}", file=out)
+    new_data = unhardened
     for event in before:
         print(f"removed {_label(event, None)} from {shown}", file=out)
     result = settings_file.write(current, new_data, restore_backup=True)
