@@ -281,6 +281,8 @@ def _installed(installer: str, wheel: Path, home: Path) -> tuple[Path, dict[str,
     env = _user_env(home)
     if installer == "uv":
         done = _run([_tool("uv"), "tool", "install", str(wheel)], env, home)
+    elif installer == "uv-clone":  # the README's route: `uv tool install .` in a clone
+        done = _run([_tool("uv"), "tool", "install", "."], env, REPO)
     else:
         env["PIPX_HOME"] = str(home / ".local" / "share" / "pipx")
         env["PIPX_BIN_DIR"] = str(home / ".local" / "bin")
@@ -293,7 +295,7 @@ def _installed(installer: str, wheel: Path, home: Path) -> tuple[Path, dict[str,
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-@pytest.mark.parametrize("installer", ["uv", "pipx"])
+@pytest.mark.parametrize("installer", ["uv", "pipx", "uv-clone"])
 def test_installed_as_a_tool_sets_up_and_is_healthy(
     wheel: Path, tmp_path: Path, installer: str
 ) -> None:
@@ -309,7 +311,7 @@ def test_installed_as_a_tool_sets_up_and_is_healthy(
     assert any("plangate.hooks.pre_tool_use " in command for command in commands), commands
     tools = (
         ".local/share/uv/tools/plangate/"
-        if installer == "uv"
+        if installer.startswith("uv")
         else ".local/share/pipx/venvs/plangate/"
     )
     for command in commands:
@@ -351,6 +353,7 @@ def test_setup_from_uvx_is_refused(wheel: Path, tmp_path: Path) -> None:
     done = _run([_tool("uvx"), "--from", str(wheel), "plangate", "setup"], env, home)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "plangate runs from uv's cache" in done.stderr
-    assert "uv tool install plangate" in done.stderr
+    assert "`uv tool install <plangate folder>`" in done.stderr  # the route that works today
+    assert "uv tool install plangate`" not in done.stderr  # not on PyPI yet (issue 34)
     assert not (home / ".claude" / "settings.json").exists()
     assert not (home / ".claude" / "skills").exists()

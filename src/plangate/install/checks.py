@@ -182,7 +182,7 @@ def check_parser(found: list[Registration]) -> Check:
             WARN,
             f"{detail}: {', '.join(without)} cannot import msgspec, so cold reads of long "
             "journals take about twice as long (the verdicts are the same)",
-            "reinstall plangate with its dependencies (`uv tool install --reinstall plangate` "
+            "reinstall plangate with its dependencies (`uv tool upgrade --reinstall plangate` "
             "or `pipx reinstall plangate`); without a msgspec wheel for this platform the "
             "standard library is the fallback",
         )

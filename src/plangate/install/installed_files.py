@@ -21,7 +21,7 @@ from plangate.install.check import OK, PROBLEM, Check
 NAME = "package files"
 DISTRIBUTION = "plangate"
 REINSTALL = (
-    "reinstall plangate (`uv tool install --reinstall plangate` or `pipx reinstall plangate`), "
+    "reinstall plangate (`uv tool upgrade --reinstall plangate` or `pipx reinstall plangate`), "
     "then find out who changed it: an agent that edits plangate's own files is working past it"
 )
 SHOWN = 5

@@ -105,6 +105,7 @@ def refuse_temporary(python: str, root: str, claude_dir: str) -> None:
                 f"plangate runs from {reason}: {what} is {path}, and hooks registered from "
                 "there stop working when it is deleted (Claude Code then skips them without "
                 "a word)",
-                "install plangate as a tool, `uv tool install plangate` or `pipx install "
-                "plangate`, and run its `plangate setup` (or `setup --plugin`)",
+                "install plangate as a tool from its source folder or a wheel (`uv tool install "
+                '<plangate folder>` or `pipx install <plangate folder>`; README, "Install as a '
+                'user"), and run that `plangate setup` (or `setup --plugin`)',
             )
