@@ -280,7 +280,7 @@ def test_doctor_says_which_parser_the_hooks_use(world: World) -> None:
         f"{world.python} cannot import msgspec, so cold reads of long journals take about "
         "twice as long (the verdicts are the same)"
     )
-    assert "uv tool install --reinstall plangate" in checks["parser"]["remedy"]
+    assert "uv tool upgrade --reinstall plangate" in checks["parser"]["remedy"]
 
 
 def test_nothing_registered_and_a_gate_on_without_its_hook(
@@ -375,3 +375,28 @@ def test_the_hook_filter_is_checked(world: World, plugin: bool) -> None:
     assert line.startswith("warn ") and "has no `if` conditions" in line, line
     assert "run `plangate setup" in line
     assert code == 0, lines  # a warning: the guard still decides every call right
+
+
+def test_with_no_hooks_registered_the_hook_filter_is_not_ok(world: World) -> None:
+    """Issue 34: with no hooks registered, doctor once printed "ok hook filter"."""
+    code, lines = world.doctor()
+    assert code == 1, lines
+    line = _line(lines, "hook filter")
+    assert line.startswith("warn ") and "the guard's hook is not registered" in line, line
+
+
+@pytest.mark.parametrize("plugin", [False, True], ids=["settings", "plugin"])
+def test_a_broken_contract_names_the_setup_that_works(world: World, plugin: bool) -> None:
+    """Issue 34: in plugin mode the remedy for a broken contract named `plangate setup`, which
+    then refuses because the plugin is installed; it names `setup --plugin` there."""
+    folder = world.project / ".plangate" / "contracts"
+    folder.mkdir(parents=True)
+    (folder / "mine.toml").write_text("[workflow]\nname = 1\n", encoding="utf-8")
+    world.setup(plugin=plugin)
+    code, checks = world.doctor_json()
+    assert code == 1
+    remedy = checks["contracts"]["remedy"]
+    if plugin:
+        assert "`plangate setup --plugin` again" in remedy, remedy
+    else:
+        assert "`plangate setup` again" in remedy and "--plugin" not in remedy, remedy

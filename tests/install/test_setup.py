@@ -924,7 +924,7 @@ def test_refuses_hooks_into_uvs_cache(env: Env) -> None:
             environ=GATES_ONLY,
         )
     assert f"plangate runs from uv's cache: its Python is {python}" in refused.value.message
-    assert "uv tool install plangate" in refused.value.remedy
+    assert "`uv tool install <plangate folder>`" in refused.value.remedy
     assert not env.settings.exists() and not env.skills.exists()
 
 

@@ -123,8 +123,12 @@ class Survey:
         return [*self.contracts, *kept]
 
 
-def broken_note(item: Found, fallback: tuple[Contract, str] | None) -> tuple[str, str]:
-    """What setup and doctor say of a contract that does not parse, and its remedy."""
+def broken_note(
+    item: Found, fallback: tuple[Contract, str] | None, setup: str = "plangate setup"
+) -> tuple[str, str]:
+    """What setup and doctor say of a contract that does not parse, and its remedy; ``setup``
+    is the set-up command that registers the entries again (``plangate setup --plugin`` when
+    plangate is installed as a plugin)."""
     from plangate.contracts.compiled import GOOD
 
     error = item.error
@@ -142,7 +146,7 @@ def broken_note(item: Found, fallback: tuple[Contract, str] | None) -> tuple[str
     )
     remedy = f"{error.remedy}, then run `plangate contract check {item.path}`"
     if fallback is None:
-        remedy += " and `plangate setup` again"
+        remedy += f" and `{setup}` again"
     return message, remedy
 
 

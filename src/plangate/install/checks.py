@@ -291,6 +291,13 @@ def check_filter(found: list[Registration]) -> Check:
     """Whether the guard is registered with its ``if`` conditions, so that a call it cannot
     decide starts no process (a registration from before them still decides right)."""
     wanted = sorted(hook_registry.GUARD_CONDITIONS)
+    if not any("PreToolUse" in reg.events for reg in found):
+        return Check(
+            "hook filter",
+            WARN,
+            "nothing to check: the guard's hook is not registered",
+            "run `plangate setup` (settings hooks) or `plangate setup --plugin`",
+        )
     stale = [
         reg.where if reg.is_plugin else display_path(reg.where)
         for reg in found
@@ -325,7 +332,8 @@ def check_entries(found: list[Registration], cwd: str) -> Check:
     survey = entries.survey(cwd)
     broken = [(i, f) for i, f in survey.broken if i.origin != discovery.LIBRARY]
     if broken:
-        notes = [entries.broken_note(item, fallback) for item, fallback in broken]
+        setup = "plangate setup --plugin" if any(r.is_plugin for r in serving) else "plangate setup"
+        notes = [entries.broken_note(item, fallback, setup) for item, fallback in broken]
         return Check(
             "contracts",
             PROBLEM,

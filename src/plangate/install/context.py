@@ -76,21 +76,24 @@ class InstallContext:
         return self.cwd or os.getcwd()
 
 
-def entry_conditions(ctx: InstallContext) -> tuple[str, ...]:
+def entry_conditions(ctx: InstallContext, setup: str = "plangate setup") -> tuple[str, ...]:
     """The ``if`` conditions of the contracts' Read and Agent entries, from the contracts
     known now for the working folder (library, user, project, beside the skills). Each
     contract that parses is kept as its file's good version; one that does not is named on
-    ``ctx.err`` (its line and remedy) and registered from its fallback, if it has one."""
-    return registered_conditions(ctx.folder(), ctx.err)
+    ``ctx.err`` (its line and remedy: fix it, then ``setup`` again) and registered from its
+    fallback, if it has one."""
+    return registered_conditions(ctx.folder(), ctx.err, setup)
 
 
-def registered_conditions(folder: str, err: TextIO) -> tuple[str, ...]:
+def registered_conditions(
+    folder: str, err: TextIO, setup: str = "plangate setup"
+) -> tuple[str, ...]:
     """What setup (and ``plangate settings --contracts``) registers for ``folder``: the
     conditions, with a warning on ``err`` for each contract that does not parse."""
     from plangate.contracts import entries
 
     found = entries.survey(folder, record=True)
     for item, fallback in found.broken:
-        message, remedy = entries.broken_note(item, fallback)
+        message, remedy = entries.broken_note(item, fallback, setup)
         print(f"warning: {message}\n  fix: {remedy}", file=err)
     return entries.conditions(found.covered())

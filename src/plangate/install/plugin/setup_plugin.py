@@ -40,6 +40,6 @@ def install_plugin(ctx: InstallContext) -> None:
     save_switches(ctx.flags, switches, sources, stored.path, ctx.environ, ctx.out, ctx.err)
     contracts, _ = config.gate_switch(hook_registry.WORKFLOW_CONTRACTS, ctx.environ)
     wanted = {**switches, hook_registry.WORKFLOW_CONTRACTS: contracts}
-    conditions = entry_conditions(ctx) if contracts else ()
+    conditions = entry_conditions(ctx, "plangate setup --plugin") if contracts else ()
     folder = plugin_install.build_folder(ctx.python, wanted, ctx.skills_source, ctx.out, conditions)
     plugin_install.install(folder, os.environ, ctx.out)  # the CLI's own environment
