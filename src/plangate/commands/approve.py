@@ -70,6 +70,13 @@ def approve(workflow: str, phase_name: str, feature: str | None, project: str, o
     log.append_decision(reasons.Decision.allow(reasons.PATH_NONE), extra=extra)
     shown = ", ".join(os.path.relpath(path, project) for path in files)
     out.write(f"Approved phase {phase_name} of {workflow} ({shown}) as they are now.\n")
+    from plangate.contracts import drift
+
+    if drift.rebase(contract, phase, values, project):
+        out.write(
+            "The project's files as they are now are accepted for this phase "
+            "(changes made outside its editable paths while it ran; docs/contracts.md).\n"
+        )
     return 0
 
 

@@ -1,0 +1,543 @@
+"""Changes judged by the files: a snapshot of the project when a phase begins, compared when
+the phase is left (the next phase's entry) and at the final stop.
+
+A Bash command can write a file in more ways than any parser sees (``python3 -c``, a script,
+``git apply``, …). So when a phase whose ``editable`` list limits it begins, the project's
+files are listed and measured; when the phase is left, they are listed and measured again,
+and any file changed, added or deleted outside the phase's ``editable`` paths (its own
+artifacts and the contract's approval flag files count as editable) refuses that entry and
+holds that stop with ``contract_drift`` (``docs/contracts.md``, "Changes judged by the
+files").
+
+**The list.** In a git repository, ``git ls-files -z --cached --others --exclude-standard``
+in the project folder: tracked and untracked files, ignored ones left out. Outside one, a
+walk of the project, without the folders of :data:`WALK_SKIPS`, up to :data:`WALK_LIMIT`
+files (a larger project outside git gets no snapshot: the phase is not checked by its
+files). Both leave out ``__pycache__`` folders and the state root when it lies inside the
+project. The content of ``.git/info/exclude`` is kept too: a pattern added there would hide
+a new file from the list.
+
+**The measure.** Each file's size, ``mtime_ns``, inode and mode, and a SHA-1 of its content
+(a symbolic link: of its target's name; a file over :data:`HASH_LIMIT`: none, judged by its
+measure alone). At compare time only a file whose measure differs is read again, so a file
+restored as it was (``git checkout -- FILE``) counts as unchanged. The figures behind this
+choice: ``benchmarks/contract_drift.py``.
+
+**Where it is kept.** ``<state root>/contract-drift/<digest>.json``, one file per project,
+workflow, bound variables (the feature) and phase, written whole by rename, never through a
+link (:mod:`plangate.files`, :mod:`plangate.state_folders`); ``<digest>.latest`` beside it
+names the phase begun last for the project and workflow, for an entry in a session whose
+journal holds no phase yet.
+
+**Accepting a change.** Only a person does: ``plangate approve <workflow> <phase>`` takes the
+phase's snapshot again (:func:`rebase`), so what changed while it ran is accepted as it is.
+
+Standard library only (hook path); ``subprocess`` and ``hashlib`` are imported when a
+snapshot is taken or compared.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+from plangate import files
+from plangate.contracts.templates import absolute, fill, matches
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from plangate.contracts.model import Contract, Phase
+    from plangate.contracts.rules import Ruling
+    from plangate.contracts.state import Session
+
+FOLDER = "contract-drift"
+VERSION = 1
+HASH_LIMIT = 16 * 1024 * 1024
+"""Files larger than this are judged by their measure only (never read whole)."""
+WALK_LIMIT = 20_000
+"""Outside git, a project with more files than this gets no snapshot."""
+WALK_SKIPS = frozenset(
+    {".git", "node_modules", ".venv", "venv", ".tox", ".mypy_cache", ".pytest_cache"}
+)
+"""Folders a walk outside git leaves out (dependencies and caches, not the project's work)."""
+ALWAYS_SKIPPED = "__pycache__"
+SHOWN = 5
+"""How many files a refusal names before it gives a count."""
+READ_LIMIT = 256 * 1024 * 1024
+EXCLUDE = ":info/exclude"
+"""The pseudo-entry holding ``.git/info/exclude``'s content digest."""
+
+Entry = list[object]  # [size, mtime_ns, inode, mode, digest or None]
+
+
+class Unlisted(Exception):
+    """The project's files could not be listed (git failed): the compare cannot clear them."""
+
+
+class Snapshot:
+    """The project's files as a phase began."""
+
+    __slots__ = ("kind", "entries")
+
+    def __init__(self, kind: str, entries: dict[str, Entry]) -> None:
+        self.kind = kind  # "git" or "walk"
+        self.entries = entries
+
+
+# --- listing and measuring ----------------------------------------------------------------
+
+
+def _git_env() -> dict[str, str]:
+    """The environment for git, without what would point it at another repository/index."""
+    return {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith("GIT_") or key in ("GIT_CONFIG_NOSYSTEM",)
+    }
+
+
+def _git(project: str, *args: str) -> bytes | None:
+    """git's output in ``project``; None when it is not a repository (or git is missing)."""
+    import subprocess
+
+    try:
+        # No timeout of its own (a timed wait polls with sleeps): the hook's deadline bounds it.
+        done = subprocess.run(
+            ["git", "-c", "core.quotepath=off", "-c", "core.fsmonitor=false", *args],
+            cwd=project,
+            env=_git_env(),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            check=False,
+        )
+    except OSError:
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def in_git(project: str) -> bool:
+    out = _git(project, "rev-parse", "--is-inside-work-tree")
+    return out is not None and out.strip() == b"true"
+
+
+def listing(project: str, kind: str | None = None) -> tuple[str, list[str]] | None:
+    """(kind, the project's files relative to it). ``kind`` None: git if the project is in a
+    repository, else a walk (None when the walk passes :data:`WALK_LIMIT`). A ``git`` kind
+    whose listing fails raises :class:`Unlisted`."""
+    if kind is None:
+        kind = "git" if in_git(project) else "walk"
+    if kind == "git":
+        out = _git(project, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+        if out is None:
+            raise Unlisted("`git ls-files` failed in the project")
+        names = [os.fsdecode(name) for name in out.split(b"\0") if name]
+        return kind, [name for name in dict.fromkeys(names) if _kept(name)]
+    walked = _walk(project)
+    return None if walked is None else (kind, walked)
+
+
+def _kept(name: str) -> bool:
+    return ALWAYS_SKIPPED not in name.split("/")
+
+
+def _walk(project: str) -> list[str] | None:
+    found: list[str] = []
+    pending = [""]
+    while pending:
+        relative = pending.pop()
+        try:
+            items = list(os.scandir(os.path.join(project, relative) if relative else project))
+        except OSError:
+            continue
+        for item in items:
+            name = f"{relative}/{item.name}" if relative else item.name
+            if item.is_dir(follow_symlinks=False):
+                if item.name not in WALK_SKIPS and item.name != ALWAYS_SKIPPED:
+                    pending.append(name)
+                continue
+            found.append(name)
+            if len(found) > WALK_LIMIT:
+                return None
+    return found
+
+
+def digest(path: str, info: os.stat_result) -> str | None:
+    """The content digest of one file (module docstring); None when it is not read."""
+    import hashlib
+
+    if stat.S_ISLNK(info.st_mode):
+        try:
+            return "link:" + hashlib.sha1(os.fsencode(os.readlink(path))).hexdigest()
+        except OSError:
+            return None
+    if not stat.S_ISREG(info.st_mode) or info.st_size > HASH_LIMIT:
+        return None
+    try:
+        return hashlib.sha1(files.read_nofollow(path, HASH_LIMIT + 1)).hexdigest()
+    except OSError:
+        return None
+
+
+def _measure(info: os.stat_result) -> list[object]:
+    return [info.st_size, info.st_mtime_ns, info.st_ino, info.st_mode]
+
+
+def take(project: str, state_root: str | None = None) -> Snapshot | None:
+    """The project's files now, with their measure and digest (None: too many outside git)."""
+    found = listing(project)
+    if found is None:
+        return None
+    kind, names = found
+    skipped = _state_inside(project, state_root)
+    entries: dict[str, Entry] = {}
+    for name in names:
+        if skipped is not None and (name == skipped or name.startswith(skipped + "/")):
+            continue
+        path = os.path.join(project, name)
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue  # listed by git, gone from the disk: not there now
+        entries[name] = [*_measure(info), digest(path, info)]
+    if kind == "git":
+        entries[EXCLUDE] = [0, 0, 0, 0, _exclude_digest(project)]
+    return Snapshot(kind, entries)
+
+
+def _exclude_digest(project: str) -> str | None:
+    out = _git(project, "rev-parse", "--git-path", "info/exclude")
+    if out is None:
+        return None
+    path = os.path.join(project, os.fsdecode(out.strip()))
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return digest(path, info)
+
+
+def _state_inside(project: str, state_root: str | None) -> str | None:
+    """The state root relative to the project when it lies inside it (left out)."""
+    from plangate import locations
+
+    root = os.path.normpath(state_root or locations.state_root())
+    inside = os.path.relpath(root, project)
+    if inside == "." or inside.startswith(".."):
+        return None
+    return inside.replace(os.sep, "/")
+
+
+def changes(project: str, before: Snapshot, state_root: str | None = None) -> list[str]:
+    """The files (relative) changed, added or deleted since ``before``; a file whose measure
+    differs is read again, and counts as changed only when its content does."""
+    found = listing(project, before.kind)
+    if found is None:
+        raise Unlisted("the project has more files than a walk lists")
+    _, names = found
+    skipped = _state_inside(project, state_root)
+    changed: list[str] = []
+    seen: set[str] = set()
+    for name in names:
+        if skipped is not None and (name == skipped or name.startswith(skipped + "/")):
+            continue
+        seen.add(name)
+        path = os.path.join(project, name)
+        old = before.entries.get(name)
+        try:
+            info = os.lstat(path)
+        except OSError:
+            if old is not None:
+                changed.append(name)  # still tracked, gone from the disk: deleted
+            continue
+        if old is None:
+            changed.append(name)
+            continue
+        if _measure(info) == old[:4]:
+            continue
+        new = digest(path, info)
+        if new is None or new != old[4] or (info.st_mode & 0o7777) != (_mode(old) & 0o7777):
+            changed.append(name)
+    for name in before.entries:
+        if name == EXCLUDE:
+            if before.kind == "git" and _exclude_digest(project) != before.entries[name][4]:
+                changed.append(".git/info/exclude")
+            continue
+        if name not in seen:
+            changed.append(name)  # deleted, or no longer listed (newly ignored)
+    return changed
+
+
+def _mode(entry: Entry) -> int:
+    value = entry[3]
+    return value if isinstance(value, int) else 0
+
+
+# --- storage --------------------------------------------------------------------------------
+
+
+def scope_of(values: dict[str, str]) -> str:
+    """The bound variables as one string (the feature), part of a snapshot's key."""
+    return ";".join(f"{name}={value}" for name, value in sorted(values.items()))
+
+
+def _key(*parts: str) -> str:
+    import hashlib
+
+    return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:40]
+
+
+def _folder(state_root: str | None, create: bool = True) -> str:
+    from plangate.state_folders import state_folder
+
+    return state_folder(FOLDER, root=state_root, create=create)
+
+
+def save(
+    project: str,
+    workflow: str,
+    scope: str,
+    phase: str,
+    snapshot: Snapshot,
+    state_root: str | None = None,
+    *,
+    latest: bool = True,
+) -> None:
+    """Keep ``snapshot`` as ``phase``'s; with ``latest`` it becomes the phase begun last."""
+    folder = _folder(state_root)
+    document = {
+        "version": VERSION,
+        "project": project,
+        "workflow": workflow,
+        "scope": scope,
+        "phase": phase,
+        "kind": snapshot.kind,
+        "entries": snapshot.entries,
+    }
+    data = json.dumps(document, separators=(",", ":")).encode()
+    files.replace(os.path.join(folder, _key(project, workflow, scope, phase) + ".json"), data)
+    if latest:
+        pointer = json.dumps({"scope": scope, "phase": phase}).encode()
+        files.replace(os.path.join(folder, _key(project, workflow) + ".latest"), pointer)
+
+
+def _read(path: str) -> dict[str, object] | None:
+    try:
+        document = json.loads(files.read_nofollow(path, READ_LIMIT))
+    except (OSError, ValueError):
+        return None
+    return document if isinstance(document, dict) else None
+
+
+def load(
+    project: str, workflow: str, scope: str, phase: str, state_root: str | None = None
+) -> Snapshot | None:
+    try:
+        folder = _folder(state_root, create=False)
+    except OSError:
+        return None
+    document = _read(os.path.join(folder, _key(project, workflow, scope, phase) + ".json"))
+    if document is None or document.get("version") != VERSION:
+        return None
+    if (document.get("project"), document.get("phase")) != (project, phase):
+        return None
+    kind = document.get("kind")
+    entries = document.get("entries")
+    if kind not in ("git", "walk") or not isinstance(entries, dict):
+        return None
+    return Snapshot(str(kind), entries)
+
+
+def latest(project: str, workflow: str, state_root: str | None = None) -> tuple[str, str] | None:
+    """(scope, phase) of the phase begun last in the project for ``workflow``."""
+    try:
+        folder = _folder(state_root, create=False)
+    except OSError:
+        return None
+    document = _read(os.path.join(folder, _key(project, workflow) + ".latest"))
+    if document is None:
+        return None
+    scope, phase = document.get("scope"), document.get("phase")
+    return (scope, phase) if isinstance(scope, str) and isinstance(phase, str) else None
+
+
+def _scopes(values: dict[str, str]) -> list[str]:
+    """The keys a phase's snapshot may be under: with the variables bound now, or with none
+    (a phase begun before its feature was known: cc-sdd's spec-init)."""
+    return list(dict.fromkeys([scope_of(values), ""]))
+
+
+def find(
+    project: str,
+    contract: Contract,
+    phase: Phase,
+    values: dict[str, str],
+    state_root: str | None = None,
+) -> Snapshot | None:
+    for scope in _scopes(values):
+        found = load(project, contract.name, scope, phase.name, state_root)
+        if found is not None:
+            return found
+    return None
+
+
+# --- the rulings ----------------------------------------------------------------------------
+
+
+def watched(phase: Phase) -> bool:
+    """Whether a phase's files are snapshotted (it limits what may be edited)."""
+    return phase.editable is not None
+
+
+def allowed_patterns(
+    contract: Contract, phase: Phase, values: dict[str, str], project: str
+) -> list[str]:
+    """The absolute globs a phase may change: its ``editable`` paths, its artifacts, and the
+    contract's approval flag files (the workflow's own records, cc-sdd's ``spec.json``)."""
+    patterns = [absolute(fill(p, values, contract.paths), project) for p in phase.editable or ()]
+    patterns += [absolute(fill(a.path, values, contract.paths), project) for a in phase.artifacts]
+    for each in contract.phases:
+        flag = each.approval.flag
+        if flag is not None:
+            patterns.append(absolute(fill(flag.file, values, contract.paths), project))
+    return list(dict.fromkeys(patterns))
+
+
+def outside(
+    contract: Contract,
+    phase: Phase,
+    values: dict[str, str],
+    project: str,
+    state_root: str | None = None,
+) -> list[str] | None:
+    """The files changed outside what ``phase`` may change since it began (relative, sorted);
+    None when there is nothing to compare (no snapshot, or the phase limits nothing).
+    :class:`Unlisted` when the files cannot be listed now."""
+    if not watched(phase):
+        return None
+    before = find(project, contract, phase, values, state_root)
+    if before is None:
+        return None
+    allowed = allowed_patterns(contract, phase, values, project)
+    changed = changes(project, before, state_root)
+    return sorted(
+        name
+        for name in changed
+        if not any(matches(pattern, os.path.join(project, name)) for pattern in allowed)
+    )
+
+
+def describe(names: list[str], phase: str, workflow: str, feature: str = "") -> str:
+    """The refusal detail: the files (at most :data:`SHOWN`, then a count) and the remedy."""
+    shown = ", ".join(names[:SHOWN])
+    if len(names) > SHOWN:
+        shown += f" and {len(names) - SHOWN} more"
+    arguments = f"{workflow} {phase}" + (f" {feature}" if feature else "")
+    return (
+        f"changed outside phase {phase}'s editable paths: {shown}; restore them "
+        f"(`git checkout -- FILE`, delete a file that is new, or `git stash -u`), or the person "
+        f"reviews them and accepts them with `plangate approve {arguments}` in their own terminal"
+    )
+
+
+def feature_of(contract: Contract, values: dict[str, str]) -> str:
+    """The first bound variable's value (cc-sdd's feature), for the remedy's command."""
+    for name in contract.variables:
+        if values.get(name):
+            return values[name]
+    return ""
+
+
+def leaving(
+    contract: Contract,
+    session: Session,
+    values: dict[str, str],
+    project: str,
+    state_root: str | None = None,
+) -> Phase | None:
+    """The phase an entry leaves: the session's current phase of this workflow, else the
+    phase begun last in the project for it (a fresh session's first entry)."""
+    if session.contract is contract and session.current is not None:
+        return session.current
+    found = latest(project, contract.name, state_root)
+    if found is None:
+        return None
+    scope, name = found
+    if scope not in _scopes(values):
+        return None
+    return contract.phase(name)
+
+
+def at_entry(
+    contract: Contract,
+    phase: Phase,
+    session: Session,
+    project: str,
+    values: dict[str, str],
+    ruling: Ruling,
+    state_root: str | None = None,
+) -> Ruling:
+    """An allowed entry: refused with ``contract_drift`` when the phase it leaves changed
+    files outside its ``editable`` paths; else ``phase`` begins (its snapshot is taken)."""
+    from plangate.contracts.rules import Ruling as Made
+    from plangate.guard.defence_codes import CONTRACT_DRIFT
+
+    bound = dict(session.values if session.contract is contract else {})
+    bound.update(values)
+    left = leaving(contract, session, bound, project, state_root)
+    if left is not None:
+        try:
+            names = outside(contract, left, bound, project, state_root)
+        except Unlisted as error:
+            detail = f"phase {left.name}'s files could not be compared: {error}; fix the project"
+            return Made(CONTRACT_DRIFT, contract.name, left.name, detail)
+        if names:
+            feature = feature_of(contract, bound)
+            detail = f"entering phase {phase.name}: " + describe(
+                names, left.name, contract.name, feature
+            )
+            return Made(CONTRACT_DRIFT, contract.name, left.name, detail)
+    begin(contract, phase, bound, project, state_root)
+    return ruling
+
+
+def begin(
+    contract: Contract,
+    phase: Phase,
+    values: dict[str, str],
+    project: str,
+    state_root: str | None = None,
+) -> None:
+    """Take and keep ``phase``'s snapshot (a phase that limits nothing: none). A snapshot that
+    cannot be taken or kept leaves the phase unchecked by its files; never raises."""
+    if not watched(phase):
+        return
+    try:
+        snapshot = take(project, state_root)
+        if snapshot is not None:
+            save(project, contract.name, scope_of(values), phase.name, snapshot, state_root)
+    except (OSError, Unlisted):
+        return
+
+
+def rebase(
+    contract: Contract,
+    phase: Phase,
+    values: dict[str, str],
+    project: str,
+    state_root: str | None = None,
+) -> bool:
+    """A person accepts the files as they are: ``phase``'s snapshot is taken again (under
+    each key it is kept under). False when the phase has none."""
+    done = False
+    for scope in _scopes(values):
+        if load(project, contract.name, scope, phase.name, state_root) is None:
+            continue
+        try:
+            snapshot = take(project, state_root)
+            if snapshot is not None:
+                save(project, contract.name, scope, phase.name, snapshot, state_root, latest=False)
+                done = True
+        except (OSError, Unlisted):
+            continue
+    return done
