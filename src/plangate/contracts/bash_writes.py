@@ -180,13 +180,34 @@ def _segment(words: list[str], cwd: str, found: list[str]) -> str:
                 link = _absolute(plain[-1], cwd)
                 found.append(_absolute(plain[0], os.path.dirname(link)))
     elif name in ALL_ARGS:
-        found.extend(_absolute(a, cwd) for a in plain)
+        found.extend(_absolute(a, cwd) for a in _operands(args, VALUED.get(name, ())))
     elif name in IN_PLACE:
         edited = _in_place_files(name, args)
         found.extend(_absolute(a, cwd) for a in edited)
     elif name == "dd":
         found.extend(_absolute(a[3:], cwd) for a in args if a.startswith("of="))
     return cwd
+
+
+VALUED = {
+    "truncate": ("-s", "-r", "-o", "--size", "--reference"),
+    "touch": ("-d", "-r", "-t", "--date", "--reference"),
+    "mkdir": ("-m", "--mode", "--context"),
+}
+"""Options whose value is the next word (``truncate -s 0 f``: ``0`` is no file)."""
+
+
+def _operands(args: list[str], valued: tuple[str, ...]) -> list[str]:
+    found: list[str] = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in valued:
+            skip = True
+        elif not arg.startswith("-"):
+            found.append(arg)
+    return found
 
 
 def _symbolic(args: list[str]) -> bool:
