@@ -68,7 +68,7 @@ READ_LIMIT = 256 * 1024 * 1024
 EXCLUDE = ":info/exclude"
 """The pseudo-entry holding ``.git/info/exclude``'s content digest."""
 
-Entry = list[object]  # [size, mtime_ns, inode, mode, digest or None]
+Entry = list[object]  # [size, mtime_ns, inode, mode, digest or None] (+ path: EXCLUDE)
 
 
 class Unlisted(Exception):
@@ -116,17 +116,18 @@ def _git(project: str, *args: str) -> bytes | None:
     return done.stdout if done.returncode == 0 else None
 
 
-def in_git(project: str) -> bool:
-    out = _git(project, "rev-parse", "--is-inside-work-tree")
-    return out is not None and out.strip() == b"true"
+def exclude_file(project: str) -> str | None:
+    """The repository's ``info/exclude`` path when ``project`` is in a git work tree."""
+    out = _git(project, "rev-parse", "--is-inside-work-tree", "--git-path", "info/exclude")
+    lines = out.split(b"\n") if out is not None else []
+    if len(lines) < 2 or lines[0].strip() != b"true":
+        return None
+    return os.path.join(project, os.fsdecode(lines[1].strip()))
 
 
-def listing(project: str, kind: str | None = None) -> tuple[str, list[str]] | None:
-    """(kind, the project's files relative to it). ``kind`` None: git if the project is in a
-    repository, else a walk (None when the walk passes :data:`WALK_LIMIT`). A ``git`` kind
-    whose listing fails raises :class:`Unlisted`."""
-    if kind is None:
-        kind = "git" if in_git(project) else "walk"
+def listing(project: str, kind: str) -> tuple[str, list[str]] | None:
+    """(kind, the project's files relative to it): ``git`` lists them with git (a failure
+    raises :class:`Unlisted`), ``walk`` walks the folder (None past :data:`WALK_LIMIT`)."""
     if kind == "git":
         out = _git(project, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
         if out is None:
@@ -185,7 +186,8 @@ def _measure(info: os.stat_result) -> list[object]:
 
 def take(project: str, state_root: str | None = None) -> Snapshot | None:
     """The project's files now, with their measure and digest (None: too many outside git)."""
-    found = listing(project)
+    exclude = exclude_file(project)
+    found = listing(project, "walk" if exclude is None else "git")
     if found is None:
         return None
     kind, names = found
@@ -200,16 +202,12 @@ def take(project: str, state_root: str | None = None) -> Snapshot | None:
         except OSError:
             continue  # listed by git, gone from the disk: not there now
         entries[name] = [*_measure(info), digest(path, info)]
-    if kind == "git":
-        entries[EXCLUDE] = [0, 0, 0, 0, _exclude_digest(project)]
+    if exclude is not None:
+        entries[EXCLUDE] = [0, 0, 0, 0, _exclude_digest(exclude), exclude]
     return Snapshot(kind, entries)
 
 
-def _exclude_digest(project: str) -> str | None:
-    out = _git(project, "rev-parse", "--git-path", "info/exclude")
-    if out is None:
-        return None
-    path = os.path.join(project, os.fsdecode(out.strip()))
+def _exclude_digest(path: str) -> str | None:
     try:
         info = os.stat(path)
     except OSError:
@@ -260,8 +258,10 @@ def changes(project: str, before: Snapshot, state_root: str | None = None) -> li
             changed.append(name)
     for name in before.entries:
         if name == EXCLUDE:
-            if before.kind == "git" and _exclude_digest(project) != before.entries[name][4]:
-                changed.append(".git/info/exclude")
+            entry = before.entries[name]
+            where = entry[5] if len(entry) > 5 else None
+            if isinstance(where, str) and _exclude_digest(where) != entry[4]:
+                changed.append(os.path.relpath(where, project))
             continue
         if name not in seen:
             changed.append(name)  # deleted, or no longer listed (newly ignored)
