@@ -326,3 +326,14 @@ def test_an_edit_refused_at_the_call_still_refuses_with_its_own_code(
     in_requirements(project)
     assert write(project, project.dir / "src" / "app.py", "x") == "contract_edit_scope"
     assert bash(project, "sed -Ei 's/app/x/' src/app.py") == "contract_edit_scope"
+
+
+def test_entering_the_current_phase_again_neither_compares_nor_rebases(
+    gitproject: Project,
+) -> None:
+    project = gitproject
+    in_requirements(project)
+    (project.dir / "src" / "app.py").write_text("changed\n")
+    assert skill(project, "kiro-spec-requirements") is None  # the same phase: not left
+    project.person("approve requirements")
+    assert skill(project, "kiro-spec-design") == "contract_drift"  # the change still counts

@@ -478,13 +478,17 @@ def at_entry(
     state_root: str | None = None,
 ) -> Ruling:
     """An allowed entry: refused with ``contract_drift`` when the phase it leaves changed
-    files outside its ``editable`` paths; else ``phase`` begins (its snapshot is taken)."""
+    files outside its ``editable`` paths; else ``phase`` begins (its snapshot is taken).
+    Entering the current phase again leaves nothing and keeps its snapshot as it is (a
+    re-entry never accepts a change)."""
     from plangate.contracts.rules import Ruling as Made
     from plangate.guard.defence_codes import CONTRACT_DRIFT
 
     bound = dict(session.values if session.contract is contract else {})
     bound.update(values)
     left = leaving(contract, session, bound, project, state_root)
+    if left is phase and find(project, contract, phase, bound, state_root) is not None:
+        return ruling  # the phase again (a Read entry, say): its snapshot stands, unrebased
     if left is not None:
         try:
             names = outside(contract, left, bound, project, state_root)
