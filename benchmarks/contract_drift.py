@@ -71,7 +71,12 @@ def timed(
 
 
 def stat_only(project: str) -> int:
-    found = drift.listing(project, "git" if drift.exclude_file(project) else "walk")
+    excludes = drift.exclude_files(project)
+    found = (
+        drift.listing(project, "walk")
+        if excludes is None
+        else drift.listing(project, "git", excludes[1])
+    )
     assert found is not None
     for name in found[1]:
         os.lstat(os.path.join(project, name))
@@ -111,7 +116,7 @@ def rows_for(
     before = drift.take(project, state)
     assert before is not None
     row("compare, unchanged", timed(lambda: drift.changes(project, before, state), repeat, None))
-    names = sorted(name for name in before.entries if name != drift.EXCLUDE)
+    names = sorted(before.entries)
     changed = names[:10]
 
     def rewrite() -> None:

@@ -115,6 +115,48 @@ def test_hiding_a_new_file_behind_info_exclude_is_itself_a_change(
     assert changed(repo, before, tmp_path) == [".git/info/exclude"]
 
 
+def test_a_write_in_place_with_the_old_size_and_mtime_put_back_is_found(
+    repo: Path, tmp_path: Path
+) -> None:
+    app = repo / "src" / "app.py"
+    before = snap(repo, tmp_path)
+    info = app.stat()
+    with app.open("r+") as same_inode:
+        same_inode.write("print('APP')\n")  # the same length
+    os.utime(app, ns=(info.st_atime_ns, info.st_mtime_ns))
+    assert (app.stat().st_ino, app.stat().st_size) == (info.st_ino, info.st_size)
+    assert changed(repo, before, tmp_path) == ["src/app.py"]
+
+
+def test_a_new_file_hidden_by_the_user_s_global_ignore_file_is_found(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    (home / ".config").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    before = snap(repo, tmp_path)
+    (repo / "src" / "sneaky.py").write_text("x = 1\n")
+    ignore = home / ".config" / "git" / "ignore"
+    ignore.parent.mkdir()
+    ignore.write_text("sneaky.py\n")
+    assert changed(repo, before, tmp_path) == [str(ignore)]
+
+
+def test_a_global_ignore_file_configured_after_the_snapshot_hides_nothing(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    before = snap(repo, tmp_path)
+    (repo / "src" / "sneaky.py").write_text("x = 1\n")
+    (home / "hide").write_text("sneaky.py\n")
+    (home / ".gitconfig").write_text(f"[core]\n\texcludesFile = {home / 'hide'}\n")
+    assert changed(repo, before, tmp_path) == ["src/sneaky.py"]
+
+
 def test_a_tracked_file_newly_ignored_and_untracked_is_a_change(repo: Path, tmp_path: Path) -> None:
     before = snap(repo, tmp_path)
     git(repo, "rm", "-q", "--cached", "README.md")

@@ -14,14 +14,16 @@ in the project folder: tracked and untracked files, ignored ones left out. Outsi
 walk of the project, without the folders of :data:`WALK_SKIPS`, up to :data:`WALK_LIMIT`
 files (a larger project outside git gets no snapshot: the phase is not checked by its
 files). Both leave out ``__pycache__`` folders and the state root when it lies inside the
-project. The content of ``.git/info/exclude`` is kept too: a pattern added there would hide
-a new file from the list.
+project. For git, the ignore files outside the tree are pinned and kept: ``info/exclude``
+and the user's ``core.excludesFile`` (configured, or git's default): the compare lists with
+the same ``core.excludesFile``, and a change to either counts (a pattern added there would
+hide a new file from the list).
 
-**The measure.** Each file's size, ``mtime_ns``, inode and mode, and a SHA-1 of its content
-(a symbolic link: of its target's name; a file over :data:`HASH_LIMIT`: none, judged by its
-measure alone). At compare time only a file whose measure differs is read again, so a file
-restored as it was (``git checkout -- FILE``) counts as unchanged. The figures behind this
-choice: ``benchmarks/contract_drift.py``.
+**The measure.** Each file's size, ``mtime_ns``, ``ctime_ns``, inode and mode, and a SHA-1
+of its content (a symbolic link: of its target's name; a file over :data:`HASH_LIMIT`: none,
+judged by its measure alone). At compare time only a file whose measure differs is read
+again, so a file restored as it was (``git checkout -- FILE``) counts as unchanged. The
+figures behind this choice: ``benchmarks/contract_drift.py``.
 
 **Where it is kept.** ``<state root>/contract-drift/<digest>.json``, one file per project,
 workflow, bound variables (the feature) and phase, written whole by rename, never through a
@@ -52,7 +54,7 @@ if TYPE_CHECKING:
     from plangate.contracts.state import Session
 
 FOLDER = "contract-drift"
-VERSION = 1
+VERSION = 2
 HASH_LIMIT = 16 * 1024 * 1024
 """Files larger than this are judged by their measure only (never read whole)."""
 WALK_LIMIT = 20_000
@@ -65,10 +67,12 @@ ALWAYS_SKIPPED = "__pycache__"
 SHOWN = 5
 """How many files a refusal names before it gives a count."""
 READ_LIMIT = 256 * 1024 * 1024
-EXCLUDE = ":info/exclude"
-"""The pseudo-entry holding ``.git/info/exclude``'s content digest."""
+MEASURED = 5
+"""An entry's measure: size, ``mtime_ns``, ``ctime_ns``, inode, mode; then the digest.
+The change time cannot be set back by a process (a write in place with the old size and
+``mtime`` restored still moves it), so a file whose content changed always differs."""
 
-Entry = list[object]  # [size, mtime_ns, inode, mode, digest or None] (+ path: EXCLUDE)
+Entry = list[object]  # [size, mtime_ns, ctime_ns, inode, mode, digest or None]
 
 
 class Unlisted(Exception):
@@ -76,13 +80,24 @@ class Unlisted(Exception):
 
 
 class Snapshot:
-    """The project's files as a phase began."""
+    """The project's files as a phase began; for git, the ignore files outside the tree
+    that decided the list (``info/exclude``, the user's ``core.excludesFile``), each with
+    its content digest."""
 
-    __slots__ = ("kind", "entries")
+    __slots__ = ("kind", "entries", "excludes")
 
-    def __init__(self, kind: str, entries: dict[str, Entry]) -> None:
+    def __init__(
+        self, kind: str, entries: dict[str, Entry], excludes: dict[str, str | None] | None = None
+    ) -> None:
         self.kind = kind  # "git" or "walk"
         self.entries = entries
+        self.excludes = excludes or {}
+
+    @property
+    def global_excludes(self) -> str | None:
+        """The ``core.excludesFile`` the list was made with (the second ignore file)."""
+        names = list(self.excludes)
+        return names[1] if len(names) > 1 else None
 
 
 # --- listing and measuring ----------------------------------------------------------------
@@ -116,20 +131,33 @@ def _git(project: str, *args: str) -> bytes | None:
     return done.stdout if done.returncode == 0 else None
 
 
-def exclude_file(project: str) -> str | None:
-    """The repository's ``info/exclude`` path when ``project`` is in a git work tree."""
+def exclude_files(project: str) -> list[str] | None:
+    """The ignore files outside the tree git lists the project with (``info/exclude``, then
+    the user's ``core.excludesFile``, configured or git's default), when ``project`` is in a
+    git work tree; else None."""
     out = _git(project, "rev-parse", "--is-inside-work-tree", "--git-path", "info/exclude")
     lines = out.split(b"\n") if out is not None else []
     if len(lines) < 2 or lines[0].strip() != b"true":
         return None
-    return os.path.join(project, os.fsdecode(lines[1].strip()))
+    found = [os.path.join(project, os.fsdecode(lines[1].strip()))]
+    configured = _git(project, "config", "--path", "--get", "core.excludesFile")
+    if configured and configured.strip():
+        found.append(os.path.join(project, os.path.expanduser(os.fsdecode(configured.strip()))))
+    else:
+        config = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+        found.append(os.path.join(config, "git", "ignore"))
+    return found
 
 
-def listing(project: str, kind: str) -> tuple[str, list[str]] | None:
-    """(kind, the project's files relative to it): ``git`` lists them with git (a failure
-    raises :class:`Unlisted`), ``walk`` walks the folder (None past :data:`WALK_LIMIT`)."""
+def listing(
+    project: str, kind: str, global_excludes: str | None = None
+) -> tuple[str, list[str]] | None:
+    """(kind, the project's files relative to it): ``git`` lists them with git, with
+    ``global_excludes`` as ``core.excludesFile`` (a failure raises :class:`Unlisted`);
+    ``walk`` walks the folder (None past :data:`WALK_LIMIT`)."""
     if kind == "git":
-        out = _git(project, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+        pinned = ["-c", f"core.excludesFile={global_excludes}"] if global_excludes else []
+        out = _git(project, *pinned, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
         if out is None:
             raise Unlisted("`git ls-files` failed in the project")
         names = [os.fsdecode(name) for name in out.split(b"\0") if name]
@@ -181,13 +209,13 @@ def digest(path: str, info: os.stat_result) -> str | None:
 
 
 def _measure(info: os.stat_result) -> list[object]:
-    return [info.st_size, info.st_mtime_ns, info.st_ino, info.st_mode]
+    return [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_mode]
 
 
 def take(project: str, state_root: str | None = None) -> Snapshot | None:
     """The project's files now, with their measure and digest (None: too many outside git)."""
-    exclude = exclude_file(project)
-    found = listing(project, "walk" if exclude is None else "git")
+    excludes = exclude_files(project)
+    found = listing(project, "walk" if excludes is None else "git", (excludes or ["", ""])[1])
     if found is None:
         return None
     kind, names = found
@@ -202,12 +230,11 @@ def take(project: str, state_root: str | None = None) -> Snapshot | None:
         except OSError:
             continue  # listed by git, gone from the disk: not there now
         entries[name] = [*_measure(info), digest(path, info)]
-    if exclude is not None:
-        entries[EXCLUDE] = [0, 0, 0, 0, _exclude_digest(exclude), exclude]
-    return Snapshot(kind, entries)
+    kept = {path: _file_digest(path) for path in excludes or ()}
+    return Snapshot(kind, entries, kept)
 
 
-def _exclude_digest(path: str) -> str | None:
+def _file_digest(path: str) -> str | None:
     try:
         info = os.stat(path)
     except OSError:
@@ -228,8 +255,9 @@ def _state_inside(project: str, state_root: str | None) -> str | None:
 
 def changes(project: str, before: Snapshot, state_root: str | None = None) -> list[str]:
     """The files (relative) changed, added or deleted since ``before``; a file whose measure
-    differs is read again, and counts as changed only when its content does."""
-    found = listing(project, before.kind)
+    differs is read again, and counts as changed only when its content or mode does. A
+    changed ignore file outside the tree counts as changed too (it may hide a new file)."""
+    found = listing(project, before.kind, before.global_excludes)
     if found is None:
         raise Unlisted("the project has more files than a walk lists")
     _, names = found
@@ -251,26 +279,21 @@ def changes(project: str, before: Snapshot, state_root: str | None = None) -> li
         if old is None:
             changed.append(name)
             continue
-        if _measure(info) == old[:4]:
+        now = _measure(info)
+        if now == old[:MEASURED]:
+            continue
+        if now[4] != old[4]:
+            changed.append(name)  # its mode
             continue
         new = digest(path, info)
-        if new is None or new != old[4] or (info.st_mode & 0o7777) != (_mode(old) & 0o7777):
+        if new is None or new != old[5]:
             changed.append(name)
-    for name in before.entries:
-        if name == EXCLUDE:
-            entry = before.entries[name]
-            where = entry[5] if len(entry) > 5 else None
-            if isinstance(where, str) and _exclude_digest(where) != entry[4]:
-                changed.append(os.path.relpath(where, project))
-            continue
-        if name not in seen:
-            changed.append(name)  # deleted, or no longer listed (newly ignored)
+    changed.extend(name for name in before.entries if name not in seen)  # deleted, unlisted
+    for path, was in before.excludes.items():
+        if _file_digest(path) != was:
+            inside = os.path.relpath(path, project)
+            changed.append(path if inside.startswith("..") else inside)
     return changed
-
-
-def _mode(entry: Entry) -> int:
-    value = entry[3]
-    return value if isinstance(value, int) else 0
 
 
 # --- storage --------------------------------------------------------------------------------
@@ -313,6 +336,7 @@ def save(
         "phase": phase,
         "kind": snapshot.kind,
         "entries": snapshot.entries,
+        "excludes": snapshot.excludes,
     }
     data = json.dumps(document, separators=(",", ":")).encode()
     files.replace(os.path.join(folder, _key(project, workflow, scope, phase) + ".json"), data)
@@ -343,9 +367,12 @@ def load(
         return None
     kind = document.get("kind")
     entries = document.get("entries")
+    excludes = document.get("excludes")
     if kind not in ("git", "walk") or not isinstance(entries, dict):
         return None
-    return Snapshot(str(kind), entries)
+    if not isinstance(excludes, dict):
+        return None
+    return Snapshot(str(kind), entries, excludes)
 
 
 def latest(project: str, workflow: str, state_root: str | None = None) -> tuple[str, str] | None:
