@@ -234,10 +234,12 @@ def test_a_linked_snapshot_folder_is_never_written_through(repo: Path, tmp_path:
 def test_the_refusal_names_a_few_files_then_a_count_and_the_remedy() -> None:
     names = [f"src/m{n}.py" for n in range(8)]
     text = drift.describe(names, "requirements", "cc-sdd", "greet")
-    assert "src/m0.py, src/m1.py, src/m2.py, src/m3.py, src/m4.py and 3 more" in text
-    assert "src/m5.py" not in text
+    assert text.startswith("src/m0.py, src/m1.py, src/m2.py, src/m3.py, src/m4.py and 3 more;")
     assert "git checkout -- FILE" in text
     assert "plangate approve cc-sdd requirements greet" in text
+    long = [f"src/{'deep/' * 12}m{n}.py" for n in range(8)]
+    fitted = drift.describe(long, "requirements", "cc-sdd", "greet", drift.DETAIL_BUDGET)
+    assert len(fitted) <= drift.DETAIL_BUDGET and "and 7 more" in fitted
 
 
 # --- the rulings, on real journals ------------------------------------------------------------
@@ -379,3 +381,24 @@ def test_entering_the_current_phase_again_neither_compares_nor_rebases(
     assert skill(project, "kiro-spec-requirements") is None  # the same phase: not left
     project.person("approve requirements")
     assert skill(project, "kiro-spec-design") == "contract_drift"  # the change still counts
+
+
+def test_a_typed_entry_is_refused_for_the_person_to_see_naming_the_file(
+    gitproject: Project,
+) -> None:
+    from plangate.hooks import prompt_expansion
+
+    project = gitproject
+    in_requirements(project)
+    (project.dir / "src" / "app.py").write_text("changed\n")
+    project.person("approve requirements")
+    reason = prompt_expansion.decide(project.expansion("kiro-spec-design", FEATURE))
+    assert reason is not None and "contract_drift" in reason and "src/app.py" in reason
+    assert "plangate approve cc-sdd requirements greet" in reason
+
+
+def test_going_back_to_an_earlier_phase_leaves_the_current_one_too(gitproject: Project) -> None:
+    project = gitproject
+    in_requirements(project)
+    (project.dir / "src" / "app.py").write_text("changed\n")
+    assert skill(project, "kiro-spec-init", "a greeting command") == "contract_drift"

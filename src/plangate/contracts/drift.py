@@ -454,17 +454,28 @@ def outside(
     )
 
 
-def describe(names: list[str], phase: str, workflow: str, feature: str = "") -> str:
-    """The refusal detail: the files (at most :data:`SHOWN`, then a count) and the remedy."""
-    shown = ", ".join(names[:SHOWN])
-    if len(names) > SHOWN:
-        shown += f" and {len(names) - SHOWN} more"
+DETAIL_BUDGET = 200
+"""A refusal's detail is clipped at this length (:mod:`plangate.guard.reasons`)."""
+
+
+def describe(
+    names: list[str], phase: str, workflow: str, feature: str = "", budget: int | None = None
+) -> str:
+    """The files (at most :data:`SHOWN`, fewer to fit ``budget`` characters, then a count)
+    and the remedy."""
     arguments = f"{workflow} {phase}" + (f" {feature}" if feature else "")
-    return (
-        f"changed outside phase {phase}'s editable paths: {shown}; restore them "
-        f"(`git checkout -- FILE`, delete a file that is new, or `git stash -u`), or the person "
-        f"reviews them and accepts them with `plangate approve {arguments}` in their own terminal"
-    )
+    remedy = f"; restore (`git checkout -- FILE`) or the person runs `plangate approve {arguments}`"
+    shown: list[str] = []
+    for name in names[:SHOWN]:
+        more = len(names) - len(shown) - 1
+        text = ", ".join([*shown, name]) + (f" and {more} more" if more else "")
+        if shown and budget is not None and len(text) + len(remedy) > budget:
+            break
+        shown.append(name)
+    listed = ", ".join(shown)
+    if len(names) > len(shown):
+        listed += f" and {len(names) - len(shown)} more"
+    return f"{listed}{remedy}"
 
 
 def feature_of(contract: Contract, values: dict[str, str]) -> str:
@@ -524,9 +535,7 @@ def at_entry(
             return Made(CONTRACT_DRIFT, contract.name, left.name, detail)
         if names:
             feature = feature_of(contract, bound)
-            detail = f"entering phase {phase.name}: " + describe(
-                names, left.name, contract.name, feature
-            )
+            detail = describe(names, left.name, contract.name, feature, DETAIL_BUDGET)
             return Made(CONTRACT_DRIFT, contract.name, left.name, detail)
     begin(contract, phase, bound, project, state_root)
     return ruling

@@ -146,7 +146,8 @@ def _drift(
     detail = (
         f"phase {phase.name}'s files could not be compared: {why}"
         if why
-        else drift.describe(names, phase.name, contract.name, feature)
+        else "files changed outside its editable paths: "
+        + drift.describe(names, phase.name, contract.name, feature)
     )
     judgement.instructions = (
         f"[plangate] contract_drift: workflow {contract.name}, phase {phase.name}: {detail}. "
