@@ -12,6 +12,7 @@ with the page cache warm:
 * ``list (git ls-files)`` / ``list (walk)``: the file list alone;
 * ``snapshot, stat only``: list and ``lstat`` each file (the alternative not taken);
 * ``snapshot (stat + sha1)``: :func:`drift.take`, what a phase entry does, plus its save;
+* ``load the snapshot``: reading it back from the state root (part of every compare);
 * ``compare, unchanged``: :func:`drift.changes` when nothing changed (a phase left cleanly);
 * ``compare, 10 changed``: ten files rewritten;
 * ``compare, all touched``: every file's mtime moved (each one read and hashed again);
@@ -115,6 +116,11 @@ def rows_for(
     row("snapshot (stat + sha1) and save", timed(snapshot, repeat, None))
     before = drift.take(project, state)
     assert before is not None
+    drift.save(project, "bench", "", "phase", before, state)
+    row(
+        "load the snapshot",
+        timed(lambda: drift.load(project, "bench", "", "phase", state), repeat, None),
+    )
     row("compare, unchanged", timed(lambda: drift.changes(project, before, state), repeat, None))
     names = sorted(before.entries)
     changed = names[:10]

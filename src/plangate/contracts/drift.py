@@ -40,11 +40,10 @@ snapshot is taken or compared.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 
-from plangate import files
+from plangate import files, jsonio
 from plangate.contracts.templates import absolute, fill, matches
 
 TYPE_CHECKING = False
@@ -338,16 +337,16 @@ def save(
         "entries": snapshot.entries,
         "excludes": snapshot.excludes,
     }
-    data = json.dumps(document, separators=(",", ":")).encode()
+    data = jsonio.dumps(document).encode()
     files.replace(os.path.join(folder, _key(project, workflow, scope, phase) + ".json"), data)
     if latest:
-        pointer = json.dumps({"scope": scope, "phase": phase}).encode()
+        pointer = jsonio.dumps({"scope": scope, "phase": phase}).encode()
         files.replace(os.path.join(folder, _key(project, workflow) + ".latest"), pointer)
 
 
 def _read(path: str) -> dict[str, object] | None:
     try:
-        document = json.loads(files.read_nofollow(path, READ_LIMIT))
+        document = jsonio.loads(files.read_nofollow(path, READ_LIMIT).decode("utf-8"))
     except (OSError, ValueError):
         return None
     return document if isinstance(document, dict) else None
