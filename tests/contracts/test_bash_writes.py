@@ -11,7 +11,7 @@ import pytest
 
 from plangate.contracts.bash_writes import written_files
 from tests.contracts.conftest import Project, spec_json
-from tests.contracts.test_rules import bash, skill
+from tests.contracts.test_rules import bash, skill, write
 
 SEEN = [
     ("echo x > src/a.py", ["src/a.py"]),
@@ -143,3 +143,11 @@ def test_a_link_leading_out_of_the_project_is_not_the_phase_s_concern(
 def test_joined_flags_are_refused_at_the_call(project: Project, command: str) -> None:
     in_requirements(project)
     assert bash(project, command) == "contract_edit_scope"
+
+
+def test_a_write_tool_call_through_a_link_is_judged_as_its_target(project: Project) -> None:
+    in_requirements(project)
+    (project.dir / "src").mkdir()
+    (project.dir / "src" / "x.py").write_text("x = 1\n")
+    os.symlink("../../../src/x.py", project.spec / "link")
+    assert write(project, project.spec / "link", "hacked") == "contract_edit_scope"
