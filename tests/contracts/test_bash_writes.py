@@ -48,6 +48,12 @@ SEEN = [
     ("cd src && echo x > a.py", ["src/a.py"]),
     ("true; echo x > src/a.py || echo y > src/b.py", ["src/a.py", "src/b.py"]),
     ("FOO=1 sudo tee src/a.py < /dev/null", ["src/a.py"]),
+    ("env A=1 touch src/a.py", ["src/a.py"]),
+    ("command touch src/a.py", ["src/a.py"]),
+    ("nohup touch src/a.py", ["src/a.py"]),
+    ("time touch src/a.py", ["src/a.py"]),
+    ("/usr/bin/sed -Ei 's/a/b/' src/a.py", ["src/a.py"]),
+    ("cat <<EOF > src/a.py\nrm -rf docs\nEOF", ["src/a.py"]),
 ]
 
 
@@ -63,6 +69,7 @@ READ_ONLY = [
     "perl -ne 'print if /i/' src/a.py",
     "echo x > /dev/null",
     "cat src/a.py 2>&1",
+    "echo x >&2",
 ]
 
 

@@ -156,9 +156,10 @@ def written_files(command: str, cwd: str) -> list[str]:
 
 def _segment(words: list[str], cwd: str, found: list[str]) -> str:
     """Note the files one simple command writes; returns the cwd after it (``cd``)."""
-    while words and "=" in words[0] and not words[0].startswith("="):
-        words = words[1:]  # VAR=value prefixes
-    while words and words[0] in ("sudo", "env", "command", "nohup", "time"):
+    while words and (
+        ("=" in words[0] and not words[0].startswith("="))  # VAR=value prefixes
+        or words[0] in ("sudo", "env", "command", "nohup", "time")
+    ):
         words = words[1:]
     if not words:
         return cwd
