@@ -402,3 +402,18 @@ def test_going_back_to_an_earlier_phase_leaves_the_current_one_too(gitproject: P
     in_requirements(project)
     (project.dir / "src" / "app.py").write_text("changed\n")
     assert skill(project, "kiro-spec-init", "a greeting command") == "contract_drift"
+
+
+def test_a_person_accepts_a_change_in_a_phase_that_needs_no_approval(
+    gitproject: Project,
+) -> None:
+    project = gitproject
+    project.journal.prompt("/kiro-spec-init a greeting command")
+    assert skill(project, "kiro-spec-init", "a greeting command") is None
+    project.write(project.spec / "spec.json", spec_json())
+    (project.dir / "src" / "app.py").write_text("the person's own edit\n")
+    assert skill(project, "kiro-spec-requirements") == "contract_drift"
+    out = io.StringIO()
+    assert approve("cc-sdd", "init", FEATURE, str(project.dir), out) == 0
+    assert "accepted" in out.getvalue()
+    assert skill(project, "kiro-spec-requirements") is None

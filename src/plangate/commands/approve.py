@@ -18,13 +18,19 @@ from plangate.guard import log, reasons
 
 EXIT_CODES = ExitCodes(
     {
-        0: "approved: the record is written",
-        1: "refused: the phase needs no approval, or its artifacts are missing",
+        0: "approved: the record is written, or the files of a phase that needs no approval "
+        "accepted",
+        1: "refused: the phase needs no approval and has no files to accept, or its artifacts "
+        "are missing",
         2: "bad usage: an unknown workflow or phase, a bad flag, or no such project folder",
     },
     usage=2,
 )
 EXIT_REFUSED = 1
+ACCEPTED = (
+    "The project's files as they are now are accepted for this phase (changes made outside "
+    'its editable paths while it ran; docs/contracts.md, "Changes judged by the files").'
+)
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -54,10 +60,15 @@ def approve(workflow: str, phase_name: str, feature: str | None, project: str, o
             f"workflow {workflow} has no phase {phase_name!r}",
             f"name one of: {', '.join(p.name for p in contract.phases)}",
         )
+    values = {"feature": feature} if feature else {}
     if not phase.approval.required:
+        from plangate.contracts import drift
+
+        if drift.rebase(contract, phase, values, project):
+            out.write(f"Phase {phase_name} of {workflow} needs no approval. {ACCEPTED}\n")
+            return 0
         out.write(f"Phase {phase_name} of {workflow} needs no approval; nothing recorded.\n")
         return EXIT_REFUSED
-    values = {"feature": feature} if feature else {}
     files = approvals.artifact_files(contract, phase, values, project)
     missing = [path for path in files if not os.path.exists(path)]
     if missing:
@@ -73,10 +84,7 @@ def approve(workflow: str, phase_name: str, feature: str | None, project: str, o
     from plangate.contracts import drift
 
     if drift.rebase(contract, phase, values, project):
-        out.write(
-            "The project's files as they are now are accepted for this phase "
-            "(changes made outside its editable paths while it ran; docs/contracts.md).\n"
-        )
+        out.write(ACCEPTED + "\n")
     return 0
 
 
