@@ -3,7 +3,8 @@ cc-sdd 3.0.2 (the project a git repository), the stand-in, in the requirements p
 writes a source file with ``python3 -c``, which no Bash parser sees. The next phase's entry
 is refused ``contract_drift`` naming the file, and the final stop is held naming it; once the
 model restores the file, the entry is allowed. A joined-flag ``sed -Ei`` of a source file is
-refused at the call."""
+refused at the call. In the terminal UI, the person's typed entry of the next phase is
+refused on their screen, naming the file."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from contract_screen import ContractScreen, contract_tui
 from test_contract_sessions import (
     FEATURE,
     REQUIREMENTS,
@@ -22,6 +24,7 @@ from test_contract_sessions import (
     spec_json,
     write,
 )
+from tui import TuiPlayer, tmux_binary
 
 from plangate.harness.claude import ClaudeEnv
 from plangate.harness.standin import Script, StandIn, tool_use
@@ -122,4 +125,61 @@ def test_a_joined_flag_sed_of_a_source_file_is_refused_at_the_call(kit: Kit) -> 
     assert len(errors) == 1 and "contract_edit_scope" in errors[0], errors
     assert [line["code"] for line in kit.log() if line["decision"] == "deny"] == [
         "contract_edit_scope"
+    ]
+
+
+@pytest.fixture
+def screen(tmp_path: Path, claude_bin: Path, kit_cache: KitCache) -> Iterator[ContractScreen]:
+    """The terminal UI in tmux, in a cc-sdd project that is a git repository."""
+    tmux_binary()
+    try:
+        template = kit_cache.template(CC_SDD)
+    except KitMissing as error:
+        pytest.skip(str(error))
+    player = TuiPlayer()
+    with StandIn(player) as model:
+        env = ClaudeEnv.create(tmp_path / "cc", model, binary=claude_bin)
+        shutil.copytree(template, env.project_dir, dirs_exist_ok=True)
+        spec = env.project_dir / ".kiro" / "specs" / FEATURE
+        spec.mkdir(parents=True)
+        (spec / "spec.json").write_text(spec_json())
+        committed(env.project_dir)
+        state = tmp_path / "state"
+        with contract_tui(env, state) as terminal:
+            yield ContractScreen(terminal, player, state, "cc-sdd", spec)
+
+
+def test_a_typed_entry_after_an_unseen_source_write_is_refused_on_the_person_s_screen(
+    screen: ContractScreen,
+) -> None:
+    app = screen.project / "src" / "app.py"
+    sneak = "python3 -c \"open('src/app.py', 'w').write('print(1)  # early\\n')\""
+    screen.say(
+        f"/kiro-spec-requirements {FEATURE}",
+        write(screen.path("requirements.md"), REQUIREMENTS),
+        bash(sneak),
+        "Requirements written; approve them?",
+        until="approve them?",
+    )
+    assert app.read_text() != SOURCE
+    screen.say("approve requirements", "Noted. Shall I start the design?", until="the design?")
+    shown = screen.refused(f"/kiro-spec-design {FEATURE}", "contract_drift", "src/app.py")
+    assert "plangate approve cc-sdd requirements greet" in shown, shown
+    screen.say(
+        "put src/app.py back",
+        bash("git checkout -- src/app.py"),
+        "Restored. Shall I go on?",
+        until="Shall I go on?",
+    )
+    assert app.read_text() == SOURCE
+    screen.say(
+        f"/kiro-spec-design {FEATURE}",
+        write(screen.path("design.md"), "# Design\n\n## Overview\nOne function.\n"),
+        "Design written; approve it?",
+        until="approve it?",
+    )
+    assert screen.entries() == [  # a drift refusal is logged under the phase that drifted
+        ("typed", "requirements", None),
+        ("typed", "requirements", "contract_drift"),
+        ("typed", "design", None),
     ]
