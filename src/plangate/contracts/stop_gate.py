@@ -151,7 +151,8 @@ def _drift(
     )
     judgement.instructions = (
         f"[plangate] contract_drift: workflow {contract.name}, phase {phase.name}: {detail}. "
-        f"Run `plangate explain contract_drift` for more; then end your turn."
+        "Restore them, or end your turn and tell the person which files changed: only they "
+        "can accept the change (`plangate explain contract_drift`)."
     )
     return judgement
 
