@@ -417,3 +417,70 @@ def test_a_person_accepts_a_change_in_a_phase_that_needs_no_approval(
     assert approve("cc-sdd", "init", FEATURE, str(project.dir), out) == 0
     assert "accepted" in out.getvalue()
     assert skill(project, "kiro-spec-requirements") is None
+
+
+def _unseen_forms(repo: Path) -> dict[str, str]:
+    """Each way of writing ``src/app.py`` that no parser sees, as a real shell command."""
+    git(repo, "branch", "other")
+    git(repo, "checkout", "-q", "other")
+    (repo / "src" / "app.py").write_text("print('other')\n")
+    git(repo, "commit", "-qam", "other")
+    git(repo, "checkout", "-q", "-")
+    (repo / "docs").mkdir()
+    diff = subprocess.run(
+        ["git", "diff", "HEAD", "other", "--", "src/app.py"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    (repo / "docs" / "change.diff").write_text(diff)
+    (repo / "docs" / "run.sh").write_text("echo 'print(2)' > src/app.py\n")
+    encoded = "ZWNobyAncHJpbnQoMyknID4gc3JjL2FwcC5weQo="  # echo 'print(3)' > src/app.py
+    return {
+        "python3 -c": "python3 -c \"open('src/app.py','w').write('x')\"",
+        "python3 - <<EOF": "python3 - <<'EOF'\nopen('src/app.py','w').write('x')\nEOF",
+        "node -e": "node -e \"require('fs').writeFileSync('src/app.py','x')\"",
+        "ed": "printf '1d\\nw\\nq\\n' | ed -s src/app.py",
+        "patch": "patch -s -p1 < docs/change.diff",
+        "git apply": "git apply docs/change.diff",
+        "git checkout BRANCH -- FILE": "git checkout other -- src/app.py",
+        "sh -c": "sh -c 'echo x > src/app.py'",
+        "eval": "CMD='echo x > src/app.py'; eval \"$CMD\"",
+        "bash -c base64": f'bash -c "$(echo {encoded} | base64 -d)"',
+        "find -exec sed -i": "find src -name app.py -exec sed -i s/app/x/ {} +",
+        "xargs sed -i": "echo src/app.py | xargs sed -i s/app/x/",
+        "a script in an allowed folder": "sh docs/run.sh",
+        "perl -i joined": "perl -pi -e s/app/x/ src/app.py",
+    }
+
+
+UNSEEN = (
+    "python3 -c",
+    "python3 - <<EOF",
+    "node -e",
+    "ed",
+    "patch",
+    "git apply",
+    "git checkout BRANCH -- FILE",
+    "sh -c",
+    "eval",
+    "bash -c base64",
+    "find -exec sed -i",
+    "xargs sed -i",
+    "a script in an allowed folder",
+    "perl -i joined",
+)
+
+
+@pytest.mark.parametrize("form", UNSEEN)
+def test_every_form_the_parser_does_not_see_is_caught_by_the_files(
+    tmp_path: Path, form: str
+) -> None:
+    """The command really runs in a fresh repository; the compare names ``src/app.py``."""
+    repo = repository(tmp_path / "repo")
+    command = _unseen_forms(repo)[form]
+    before = snap(repo, tmp_path)
+    subprocess.run(["bash", "-c", command], cwd=repo, check=True, timeout=60)
+    assert "src/app.py" in changed(repo, before, tmp_path)
