@@ -1,5 +1,6 @@
 """What judging changes by the files costs: a phase's snapshot and its compare, at 1k and 10k
-files, in a git repository and in a plain folder (:mod:`plangate.contracts.drift`).
+files, in a git repository and in a plain folder (:mod:`plangate.contracts.snapshot`, used by
+:mod:`plangate.contracts.drift`).
 
 Run from the repository root: ``python -m benchmarks.contract_drift [--repeat N]
 [--sizes 1000,10000] [--json]``.
@@ -11,9 +12,9 @@ with the page cache warm:
 
 * ``list (git ls-files)`` / ``list (walk)``: the file list alone;
 * ``snapshot, stat only``: list and ``lstat`` each file (the alternative not taken);
-* ``snapshot (stat + sha1)``: :func:`drift.take`, what a phase entry does, plus its save;
+* ``snapshot (stat + sha1)``: :func:`snapshot.take`, what a phase entry does, plus its save;
 * ``load the snapshot``: reading it back from the state root (part of every compare);
-* ``compare, unchanged``: :func:`drift.changes` when nothing changed (a phase left cleanly);
+* ``compare, unchanged``: :func:`snapshot.changes` when nothing changed (a phase left cleanly);
 * ``compare, 10 changed``: ten files rewritten;
 * ``compare, all touched``: every file's mtime moved (each one read and hashed again);
 * ``git status --porcelain``: the other candidate for a check on each Bash call.
@@ -35,7 +36,7 @@ import tempfile
 import time
 from collections.abc import Callable
 
-from plangate.contracts import drift
+from plangate.contracts import snapshot
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "bench",
@@ -72,11 +73,11 @@ def timed(
 
 
 def stat_only(project: str) -> int:
-    excludes = drift.exclude_files(project)
+    excludes = snapshot.exclude_files(project)
     found = (
-        drift.listing(project, "walk")
+        snapshot.listing(project, "walk")
         if excludes is None
-        else drift.listing(project, "git", excludes[1])
+        else snapshot.listing(project, "git", excludes[1])
     )
     assert found is not None
     for name in found[1]:
@@ -104,24 +105,24 @@ def rows_for(
 
     row(
         f"list ({'git ls-files' if git else 'walk'})",
-        timed(lambda: drift.listing(project, kind), repeat, None),
+        timed(lambda: snapshot.listing(project, kind), repeat, None),
     )
     row("snapshot, stat only", timed(lambda: stat_only(project), repeat, None))
 
-    def snapshot() -> None:
-        taken = drift.take(project, state)
+    def take_and_save() -> None:
+        taken = snapshot.take(project, state)
         assert taken is not None
-        drift.save(project, "bench", "", "phase", taken, state)
+        snapshot.save(project, "bench", "", "phase", taken, state)
 
-    row("snapshot (stat + sha1) and save", timed(snapshot, repeat, None))
-    before = drift.take(project, state)
+    row("snapshot (stat + sha1) and save", timed(take_and_save, repeat, None))
+    before = snapshot.take(project, state)
     assert before is not None
-    drift.save(project, "bench", "", "phase", before, state)
+    snapshot.save(project, "bench", "", "phase", before, state)
     row(
         "load the snapshot",
-        timed(lambda: drift.load(project, "bench", "", "phase", state), repeat, None),
+        timed(lambda: snapshot.load(project, "bench", "", "phase", state), repeat, None),
     )
-    row("compare, unchanged", timed(lambda: drift.changes(project, before, state), repeat, None))
+    row("compare, unchanged", timed(lambda: snapshot.changes(project, before, state), repeat, None))
     names = sorted(before.entries)
     changed = names[:10]
 
@@ -133,7 +134,7 @@ def rows_for(
     found: list[str] = []
     row(
         "compare, 10 changed",
-        timed(lambda: found.extend(drift.changes(project, before, state)), repeat, rewrite),
+        timed(lambda: found.extend(snapshot.changes(project, before, state)), repeat, rewrite),
     )
     assert set(changed) <= set(found)
     clock = [time.time_ns()]
@@ -145,7 +146,7 @@ def rows_for(
 
     row(
         "compare, all touched",
-        timed(lambda: drift.changes(project, before, state), repeat, touch_all),
+        timed(lambda: snapshot.changes(project, before, state), repeat, touch_all),
     )
     if git:
         status = ["git", "--no-optional-locks", "status", "--porcelain", "-z"]

@@ -1,7 +1,7 @@
-"""Changes judged by the files (:mod:`plangate.contracts.drift`): snapshots of real git
-repositories and plain folders in a temporary folder, compared after real changes; and the
-rulings on real journals: a phase entry refused and a final stop held while the phase left
-has changed files outside its ``editable`` paths, whatever wrote them."""
+"""Changes judged by the files (:mod:`plangate.contracts.drift`, :mod:`.snapshot`):
+snapshots of real git repositories and plain folders in a temporary folder, compared after
+real changes; and the rulings on real journals: a phase entry refused and a final stop held
+while the phase left has changed files outside its ``editable`` paths, whatever wrote them."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from plangate.commands.approve import approve
-from plangate.contracts import drift, stop_gate
+from plangate.contracts import drift, snapshot, stop_gate
 from tests.contracts.conftest import FEATURE, REQUIREMENTS, Project, spec_json
 from tests.contracts.test_rules import bash, skill, write
 
@@ -53,14 +53,14 @@ def repo(tmp_path: Path) -> Path:
     return repository(tmp_path / "repo")
 
 
-def snap(folder: Path, tmp_path: Path) -> drift.Snapshot:
-    taken = drift.take(str(folder), str(tmp_path / "state"))
+def snap(folder: Path, tmp_path: Path) -> snapshot.Snapshot:
+    taken = snapshot.take(str(folder), str(tmp_path / "state"))
     assert taken is not None
     return taken
 
 
-def changed(folder: Path, before: drift.Snapshot, tmp_path: Path) -> list[str]:
-    return sorted(drift.changes(str(folder), before, str(tmp_path / "state")))
+def changed(folder: Path, before: snapshot.Snapshot, tmp_path: Path) -> list[str]:
+    return sorted(snapshot.changes(str(folder), before, str(tmp_path / "state")))
 
 
 def test_an_untouched_repository_has_no_changes(repo: Path, tmp_path: Path) -> None:
@@ -169,8 +169,8 @@ def test_a_repository_git_cannot_list_any_more_cannot_be_cleared(
 ) -> None:
     before = snap(repo, tmp_path)
     (repo / ".git" / "HEAD").write_text("garbage\n")
-    with pytest.raises(drift.Unlisted):
-        drift.changes(str(repo), before, str(tmp_path / "state"))
+    with pytest.raises(snapshot.Unlisted):
+        snapshot.changes(str(repo), before, str(tmp_path / "state"))
 
 
 def test_outside_git_the_project_is_walked_without_dependencies(tmp_path: Path) -> None:
@@ -192,30 +192,30 @@ def test_outside_git_a_project_over_the_walk_limit_gets_no_snapshot(
     folder.mkdir()
     for n in range(4):
         (folder / f"f{n}.txt").write_text("x\n")
-    monkeypatch.setattr(drift, "WALK_LIMIT", 3)
-    assert drift.take(str(folder), str(tmp_path / "state")) is None
+    monkeypatch.setattr(snapshot, "WALK_LIMIT", 3)
+    assert snapshot.take(str(folder), str(tmp_path / "state")) is None
 
 
 def test_the_state_root_inside_the_project_is_left_out(tmp_path: Path) -> None:
     folder = tmp_path / "plain"
     (folder / ".plangate").mkdir(parents=True)
     (folder / "a.txt").write_text("a\n")
-    before = drift.take(str(folder), str(folder / ".plangate"))
+    before = snapshot.take(str(folder), str(folder / ".plangate"))
     assert before is not None
     (folder / ".plangate" / "log.jsonl").write_text("{}\n")
-    assert drift.changes(str(folder), before, str(folder / ".plangate")) == []
+    assert snapshot.changes(str(folder), before, str(folder / ".plangate")) == []
 
 
 def test_a_snapshot_is_kept_by_project_workflow_scope_and_phase(repo: Path, tmp_path: Path) -> None:
     state = str(tmp_path / "state")
     taken = snap(repo, tmp_path)
-    drift.save(str(repo), "cc-sdd", "feature=greet", "requirements", taken, state)
-    loaded = drift.load(str(repo), "cc-sdd", "feature=greet", "requirements", state)
+    snapshot.save(str(repo), "cc-sdd", "feature=greet", "requirements", taken, state)
+    loaded = snapshot.load(str(repo), "cc-sdd", "feature=greet", "requirements", state)
     assert loaded is not None and loaded.entries == taken.entries
-    assert drift.load(str(repo), "cc-sdd", "feature=other", "requirements", state) is None
-    assert drift.load(str(repo), "cc-sdd", "feature=greet", "design", state) is None
-    assert drift.latest(str(repo), "cc-sdd", state) == ("feature=greet", "requirements")
-    kept = list((tmp_path / "state" / drift.FOLDER).iterdir())
+    assert snapshot.load(str(repo), "cc-sdd", "feature=other", "requirements", state) is None
+    assert snapshot.load(str(repo), "cc-sdd", "feature=greet", "design", state) is None
+    assert snapshot.latest(str(repo), "cc-sdd", state) == ("feature=greet", "requirements")
+    kept = list((tmp_path / "state" / snapshot.FOLDER).iterdir())
     assert all(os.stat(path).st_mode & 0o077 == 0 for path in kept)
 
 
@@ -224,10 +224,10 @@ def test_a_linked_snapshot_folder_is_never_written_through(repo: Path, tmp_path:
     state.mkdir()
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    os.symlink(elsewhere, state / drift.FOLDER)
+    os.symlink(elsewhere, state / snapshot.FOLDER)
     taken = snap(repo, tmp_path)
     with pytest.raises(OSError):
-        drift.save(str(repo), "cc-sdd", "", "init", taken, str(state))
+        snapshot.save(str(repo), "cc-sdd", "", "init", taken, str(state))
     assert list(elsewhere.iterdir()) == []
 
 
@@ -357,10 +357,10 @@ def test_a_phase_without_editable_limits_takes_no_snapshot(gitproject: Project) 
     project = gitproject
     in_requirements(project)
     state = str(project.state)
-    assert drift.latest(str(project.dir), "cc-sdd", state) == ("feature=greet", "requirements")
+    assert snapshot.latest(str(project.dir), "cc-sdd", state) == ("feature=greet", "requirements")
     project.person("approve requirements")
     assert skill(project, "kiro-spec-design") is None
-    assert drift.latest(str(project.dir), "cc-sdd", state) == ("feature=greet", "design")
+    assert snapshot.latest(str(project.dir), "cc-sdd", state) == ("feature=greet", "design")
 
 
 def test_an_edit_refused_at_the_call_still_refuses_with_its_own_code(

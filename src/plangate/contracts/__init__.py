@@ -12,7 +12,8 @@ edit, and the workflow's definition of done. The modules, one job each:
     templates    path templates, variables from skill arguments, ``**`` globs
     artifacts    an artifact's requirements checked against the file
     bash_writes  the files a Bash command plainly writes
-    drift        the project's files snapshotted when a phase begins, compared when it ends
+    snapshot     the project's files listed, measured (size, times, inode, mode, SHA-1), kept
+    drift        the snapshot taken when a phase begins, compared when it is left and at stop
     (codes)      the contract codes live in the guard's one table: plangate.guard.contract_codes
     entries      Read/Agent phase entries, and the ``if`` conditions setup registers for them
     state        the fold: the live chain's events -> the workflow's state in this session

@@ -117,6 +117,7 @@ def _drift(
     paths (:mod:`.drift`); None when it has not (or nothing compares). Each different set
     of such files is its own run, held at most 3 times."""
     from plangate.contracts import drift
+    from plangate.contracts.snapshot import Unlisted
 
     phase = session.current
     if phase is None or not drift.watched(phase):
@@ -125,7 +126,7 @@ def _drift(
     try:
         names = drift.outside(contract, phase, session.values, project)
         why = None
-    except drift.Unlisted as error:
+    except Unlisted as error:
         names, why = [str(error)], str(error)
     if not names:
         return None
