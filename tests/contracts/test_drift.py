@@ -353,7 +353,7 @@ def test_a_fresh_session_s_entry_compares_the_phase_begun_last(gitproject: Proje
     assert skill(project, "kiro-spec-design") == "contract_drift"
 
 
-def test_a_phase_without_editable_limits_takes_no_snapshot(gitproject: Project) -> None:
+def test_each_phase_begun_is_noted_as_the_one_begun_last(gitproject: Project) -> None:
     project = gitproject
     in_requirements(project)
     state = str(project.state)
@@ -484,3 +484,26 @@ def test_every_form_the_parser_does_not_see_is_caught_by_the_files(
     before = snap(repo, tmp_path)
     subprocess.run(["bash", "-c", command], cwd=repo, check=True, timeout=60)
     assert "src/app.py" in changed(repo, before, tmp_path)
+
+
+def test_after_an_unlimited_phase_a_fresh_session_compares_nothing_before_it(
+    gitproject: Project,
+) -> None:
+    """The implementation may change anything: once it began, a later session going back to
+    an earlier phase does not compare the tasks phase's old snapshot with the code."""
+    from plangate.contracts import evaluate
+    from testkit.journals import Journal
+
+    project = gitproject
+    in_requirements(project)
+    state = str(project.state)
+    found = evaluate.applying(str(project.dir)).contracts
+    contract = next(c for c in found if c.name == "cc-sdd")
+    impl = contract.phase("impl")
+    assert impl is not None and impl.editable is None
+    drift.begin(contract, impl, {"feature": FEATURE}, str(project.dir), state)  # no snapshot
+    assert snapshot.latest(str(project.dir), "cc-sdd", state) == ("feature=greet", "impl")
+    (project.dir / "src" / "app.py").write_text("implemented\n")
+    project.journal = Journal(cwd=str(project.dir))
+    project.person("approve requirements")
+    assert skill(project, "kiro-spec-design") is None

@@ -28,6 +28,7 @@ from plangate.contracts.snapshot import (
     changes,
     latest,
     load,
+    mark_latest,
     save,
     scope_of,
     take,
@@ -204,11 +205,14 @@ def begin(
     project: str,
     state_root: str | None = None,
 ) -> None:
-    """Take and keep ``phase``'s snapshot (a phase that limits nothing: none). A snapshot that
-    cannot be taken or kept leaves the phase unchecked by its files; never raises."""
-    if not watched(phase):
-        return
+    """Take and keep ``phase``'s snapshot; a phase that limits nothing gets none, and is only
+    noted as the phase begun last (so that a later session's entry does not compare the phase
+    before it). A snapshot that cannot be taken or kept leaves the phase unchecked by its
+    files; never raises."""
     try:
+        if not watched(phase):
+            mark_latest(project, contract.name, scope_of(values), phase.name, state_root)
+            return
         snapshot = take(project, state_root)
         if snapshot is not None:
             save(project, contract.name, scope_of(values), phase.name, snapshot, state_root)

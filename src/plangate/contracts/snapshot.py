@@ -319,8 +319,15 @@ def save(
     data = jsonio.dumps(document).encode()
     files.replace(os.path.join(folder, _key(project, workflow, scope, phase) + ".json"), data)
     if latest:
-        pointer = jsonio.dumps({"scope": scope, "phase": phase}).encode()
-        files.replace(os.path.join(folder, _key(project, workflow) + ".latest"), pointer)
+        mark_latest(project, workflow, scope, phase, state_root)
+
+
+def mark_latest(
+    project: str, workflow: str, scope: str, phase: str, state_root: str | None = None
+) -> None:
+    """Note ``phase`` as the phase begun last in the project for ``workflow``."""
+    pointer = jsonio.dumps({"scope": scope, "phase": phase}).encode()
+    files.replace(os.path.join(_folder(state_root), _key(project, workflow) + ".latest"), pointer)
 
 
 def _read(path: str) -> dict[str, object] | None:
