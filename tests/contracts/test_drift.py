@@ -81,6 +81,8 @@ def test_changed_added_and_deleted_files_are_found_ignored_ones_are_not(
     (repo / "build" / "out.bin").write_text("ignored\n")
     (repo / "src" / "__pycache__").mkdir()
     (repo / "src" / "__pycache__" / "app.cpython-312.pyc").write_bytes(b"\0")
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.local.json").write_text("{}\n")
     assert changed(repo, before, tmp_path) == ["README.md", "src/app.py", "src/new.py"]
 
 
@@ -181,6 +183,8 @@ def test_outside_git_the_project_is_walked_without_dependencies(tmp_path: Path) 
     assert before.kind == "walk" and list(before.entries) == ["src/a.py"]
     (folder / "node_modules" / "x").mkdir(parents=True)
     (folder / "node_modules" / "x" / "index.js").write_text("1\n")
+    (folder / ".claude").mkdir()
+    (folder / ".claude" / "settings.local.json").write_text("{}\n")
     (folder / "src" / "b.py").write_text("b\n")
     assert changed(folder, before, tmp_path) == ["src/b.py"]
 

@@ -4,7 +4,8 @@
 in the project folder: tracked and untracked files, ignored ones left out. Outside one, a
 walk of the project, without the folders of :data:`WALK_SKIPS`, up to :data:`WALK_LIMIT`
 files (a larger project outside git gets no snapshot: the phase is not checked by its
-files). Both leave out ``__pycache__`` folders and the state root when it lies inside the
+files). Both leave out ``__pycache__`` folders, ``.claude/settings.local.json`` (Claude Code
+writes it when the person allows a tool for good) and the state root when it lies inside the
 project. For git, the ignore files outside the tree are pinned and kept: ``info/exclude``
 and the user's ``core.excludesFile`` (configured, or git's default): the compare lists with
 the same ``core.excludesFile``, and a change to either counts (a pattern added there would
@@ -44,6 +45,9 @@ WALK_SKIPS = frozenset(
 )
 """Folders a walk outside git leaves out (dependencies and caches, not the project's work)."""
 ALWAYS_SKIPPED = "__pycache__"
+LEFT_OUT = frozenset({".claude/settings.local.json"})
+"""Files never compared: Claude Code writes this one when the person allows a tool for good
+(a settings file, protected as such: ``docs/threat-model.md``)."""
 READ_LIMIT = 256 * 1024 * 1024
 MEASURED = 5
 """An entry's measure: size, ``mtime_ns``, ``ctime_ns``, inode, mode; then the digest.
@@ -145,7 +149,7 @@ def listing(
 
 
 def _kept(name: str) -> bool:
-    return ALWAYS_SKIPPED not in name.split("/")
+    return name not in LEFT_OUT and ALWAYS_SKIPPED not in name.split("/")
 
 
 def _walk(project: str) -> list[str] | None:
@@ -162,6 +166,8 @@ def _walk(project: str) -> list[str] | None:
             if item.is_dir(follow_symlinks=False):
                 if item.name not in WALK_SKIPS and item.name != ALWAYS_SKIPPED:
                     pending.append(name)
+                continue
+            if name in LEFT_OUT:
                 continue
             found.append(name)
             if len(found) > WALK_LIMIT:
