@@ -73,12 +73,9 @@ def timed(
 
 
 def stat_only(project: str) -> int:
-    excludes = snapshot.exclude_files(project)
-    found = (
-        snapshot.listing(project, "walk")
-        if excludes is None
-        else snapshot.listing(project, "git", excludes[1])
-    )
+    repo = snapshot.repository(project)
+    kind = "walk" if repo is None else "git"
+    found = snapshot.listing(project, kind, None if repo is None else repo.global_excludes)
     assert found is not None
     for name in found[1]:
         os.lstat(os.path.join(project, name))

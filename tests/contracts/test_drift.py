@@ -159,6 +159,18 @@ def test_a_global_ignore_file_configured_after_the_snapshot_hides_nothing(
     assert changed(repo, before, tmp_path) == ["src/sneaky.py"]
 
 
+def test_a_hook_or_a_config_change_in_the_repository_is_a_change(
+    repo: Path, tmp_path: Path
+) -> None:
+    """What git runs the next time the person uses it: the repository's hooks and config."""
+    before = snap(repo, tmp_path)
+    hook = repo / ".git" / "hooks" / "post-checkout"
+    hook.write_text("#!/bin/sh\necho x > src/app.py\n")
+    with (repo / ".git" / "config").open("a") as config:
+        config.write("[core]\n\thooksPath = elsewhere\n")
+    assert changed(repo, before, tmp_path) == [".git/config", ".git/hooks/post-checkout"]
+
+
 def test_a_tracked_file_newly_ignored_and_untracked_is_a_change(repo: Path, tmp_path: Path) -> None:
     before = snap(repo, tmp_path)
     git(repo, "rm", "-q", "--cached", "README.md")

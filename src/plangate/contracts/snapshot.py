@@ -6,10 +6,11 @@ walk of the project, without the folders of :data:`WALK_SKIPS`, up to :data:`WAL
 files (a larger project outside git gets no snapshot: the phase is not checked by its
 files). Both leave out ``__pycache__`` folders, ``.claude/settings.local.json`` (Claude Code
 writes it when the person allows a tool for good) and the state root when it lies inside the
-project. For git, the ignore files outside the tree are pinned and kept: ``info/exclude``
-and the user's ``core.excludesFile`` (configured, or git's default): the compare lists with
-the same ``core.excludesFile``, and a change to either counts (a pattern added there would
-hide a new file from the list).
+project. For git, the repository's own files that decide what git lists or runs are kept
+too (:class:`Repository`): ``info/exclude`` and the user's ``core.excludesFile`` (a pattern
+added there would hide a new file; the compare lists with the same ``core.excludesFile``),
+the repository's ``config`` and its hooks (a hook added or changed runs the next time the
+person uses git): a change to any counts.
 
 **The measure.** Each file's size, ``mtime_ns``, ``ctime_ns``, inode and mode, and a SHA-1
 of its content (a symbolic link: of its target's name; a file over :data:`HASH_LIMIT`: none,
@@ -35,7 +36,7 @@ import stat
 from plangate import files, jsonio
 
 FOLDER = "contract-drift"
-VERSION = 2
+VERSION = 3
 HASH_LIMIT = 16 * 1024 * 1024
 """Files larger than this are judged by their measure only (never read whole)."""
 WALK_LIMIT = 20_000
@@ -62,23 +63,29 @@ class Unlisted(Exception):
 
 
 class Snapshot:
-    """The project's files as a phase began; for git, the ignore files outside the tree
-    that decided the list (``info/exclude``, the user's ``core.excludesFile``), each with
-    its content digest."""
+    """The project's files as a phase began; for git, the repository's own files that decide
+    what git lists or runs (``outside``: ``info/exclude``, the user's ``core.excludesFile``,
+    the repository's ``config`` and its hooks), each with its content digest, and the hooks
+    folder (a hook added there later counts)."""
 
-    __slots__ = ("kind", "entries", "excludes")
+    __slots__ = ("kind", "entries", "outside", "hooks")
 
     def __init__(
-        self, kind: str, entries: dict[str, Entry], excludes: dict[str, str | None] | None = None
+        self,
+        kind: str,
+        entries: dict[str, Entry],
+        outside: dict[str, str | None] | None = None,
+        hooks: str | None = None,
     ) -> None:
         self.kind = kind  # "git" or "walk"
         self.entries = entries
-        self.excludes = excludes or {}
+        self.outside = outside or {}
+        self.hooks = hooks
 
     @property
     def global_excludes(self) -> str | None:
-        """The ``core.excludesFile`` the list was made with (the second ignore file)."""
-        names = list(self.excludes)
+        """The ``core.excludesFile`` the list was made with (the second file kept)."""
+        names = list(self.outside)
         return names[1] if len(names) > 1 else None
 
 
@@ -113,22 +120,50 @@ def _git(project: str, *args: str) -> bytes | None:
     return done.stdout if done.returncode == 0 else None
 
 
-def exclude_files(project: str) -> list[str] | None:
-    """The ignore files outside the tree git lists the project with (``info/exclude``, then
-    the user's ``core.excludesFile``, configured or git's default), when ``project`` is in a
-    git work tree; else None."""
-    out = _git(project, "rev-parse", "--is-inside-work-tree", "--git-path", "info/exclude")
-    lines = out.split(b"\n") if out is not None else []
-    if len(lines) < 2 or lines[0].strip() != b"true":
+class Repository:
+    """The files of a git repository outside its work tree that decide what ``git ls-files``
+    lists or what git runs: ``info/exclude``, the user's ``core.excludesFile`` (configured,
+    or git's default), the repository's ``config``, and the hooks folder."""
+
+    __slots__ = ("exclude", "global_excludes", "config", "hooks")
+
+    def __init__(self, exclude: str, global_excludes: str, config: str, hooks: str) -> None:
+        self.exclude = exclude
+        self.global_excludes = global_excludes
+        self.config = config
+        self.hooks = hooks
+
+    def files(self) -> list[str]:
+        """The files kept, in order: the two ignore files first, then config and hooks."""
+        return [self.exclude, self.global_excludes, self.config, *_hook_files(self.hooks)]
+
+
+def repository(project: str) -> Repository | None:
+    """The repository ``project`` is in (None: not in a git work tree)."""
+    out = _git(
+        project,
+        *("rev-parse", "--is-inside-work-tree", "--git-path", "info/exclude"),
+        *("--git-path", "config", "--git-path", "hooks"),
+    )
+    lines = [line.strip() for line in out.split(b"\n")] if out is not None else []
+    if len(lines) < 4 or lines[0] != b"true":
         return None
-    found = [os.path.join(project, os.fsdecode(lines[1].strip()))]
+    exclude, config, hooks = (os.path.join(project, os.fsdecode(line)) for line in lines[1:4])
     configured = _git(project, "config", "--path", "--get", "core.excludesFile")
     if configured and configured.strip():
-        found.append(os.path.join(project, os.path.expanduser(os.fsdecode(configured.strip()))))
+        path = os.path.expanduser(os.fsdecode(configured.strip()))
+        global_excludes = os.path.join(project, path)
     else:
-        config = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
-        found.append(os.path.join(config, "git", "ignore"))
-    return found
+        base = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+        global_excludes = os.path.join(base, "git", "ignore")
+    return Repository(exclude, global_excludes, config, hooks)
+
+
+def _hook_files(folder: str) -> list[str]:
+    try:
+        return sorted(os.path.join(folder, name) for name in os.listdir(folder))
+    except OSError:
+        return []
 
 
 def listing(
@@ -198,8 +233,10 @@ def _measure(info: os.stat_result) -> list[object]:
 
 def take(project: str, state_root: str | None = None) -> Snapshot | None:
     """The project's files now, with their measure and digest (None: too many outside git)."""
-    excludes = exclude_files(project)
-    found = listing(project, "walk" if excludes is None else "git", (excludes or ["", ""])[1])
+    repo = repository(project)
+    found = listing(
+        project, "walk" if repo is None else "git", None if repo is None else repo.global_excludes
+    )
     if found is None:
         return None
     kind, names = found
@@ -214,8 +251,10 @@ def take(project: str, state_root: str | None = None) -> Snapshot | None:
         except OSError:
             continue  # listed by git, gone from the disk: not there now
         entries[name] = [*_measure(info), digest(path, info)]
-    kept = {path: _file_digest(path) for path in excludes or ()}
-    return Snapshot(kind, entries, kept)
+    if repo is None:
+        return Snapshot(kind, entries)
+    outside = {path: _file_digest(path) for path in repo.files()}
+    return Snapshot(kind, entries, outside, repo.hooks)
 
 
 def _file_digest(path: str) -> str | None:
@@ -273,8 +312,11 @@ def changes(project: str, before: Snapshot, state_root: str | None = None) -> li
         if new is None or new != old[5]:
             changed.append(name)
     changed.extend(name for name in before.entries if name not in seen)  # deleted, unlisted
-    for path, was in before.excludes.items():
-        if _file_digest(path) != was:
+    added = (
+        [p for p in _hook_files(before.hooks) if p not in before.outside] if before.hooks else []
+    )
+    for path in [*before.outside, *added]:
+        if path in added or _file_digest(path) != before.outside[path]:
             inside = os.path.relpath(path, project)
             changed.append(path if inside.startswith("..") else inside)
     return changed
@@ -320,7 +362,8 @@ def save(
         "phase": phase,
         "kind": snapshot.kind,
         "entries": snapshot.entries,
-        "excludes": snapshot.excludes,
+        "outside": snapshot.outside,
+        "hooks": snapshot.hooks,
     }
     data = jsonio.dumps(document).encode()
     files.replace(os.path.join(folder, _key(project, workflow, scope, phase) + ".json"), data)
@@ -358,12 +401,13 @@ def load(
         return None
     kind = document.get("kind")
     entries = document.get("entries")
-    excludes = document.get("excludes")
+    outside = document.get("outside")
+    hooks = document.get("hooks")
     if kind not in ("git", "walk") or not isinstance(entries, dict):
         return None
-    if not isinstance(excludes, dict):
+    if not isinstance(outside, dict) or not (hooks is None or isinstance(hooks, str)):
         return None
-    return Snapshot(str(kind), entries, excludes)
+    return Snapshot(str(kind), entries, outside, hooks)
 
 
 def latest(project: str, workflow: str, state_root: str | None = None) -> tuple[str, str] | None:
