@@ -523,3 +523,16 @@ def test_after_an_unlimited_phase_a_fresh_session_compares_nothing_before_it(
     project.journal = Journal(cwd=str(project.dir))
     project.person("approve requirements")
     assert skill(project, "kiro-spec-design") is None
+
+
+def test_files_added_past_the_walk_limit_refuse_rather_than_clear(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Outside git: flooding an editable folder so that the walk gives up is a refusal."""
+    in_requirements(project)
+    monkeypatch.setattr(snapshot, "WALK_LIMIT", 40)
+    for n in range(50):
+        (project.spec / f"junk{n}.md").write_text("x\n")
+    project.person("approve requirements")
+    reason = deny_reason(project, "kiro-spec-design")
+    assert "contract_drift" in reason and "outside git" in reason

@@ -188,7 +188,7 @@ def at_entry(
         try:
             names = outside(contract, left, bound, project, state_root)
         except Unlisted as error:
-            detail = f"phase {left.name}'s files could not be compared: {error}; fix the project"
+            detail = f"phase {left.name}'s files could not be compared: {error}"
             return Made(CONTRACT_DRIFT, contract.name, left.name, detail)
         if names:
             feature = feature_of(contract, bound)

@@ -176,7 +176,7 @@ def listing(
         pinned = ["-c", f"core.excludesFile={global_excludes}"] if global_excludes else []
         out = _git(project, *pinned, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
         if out is None:
-            raise Unlisted("`git ls-files` failed in the project")
+            raise Unlisted("`git ls-files` failed: repair the repository (`git status` says why)")
         names = [os.fsdecode(name) for name in out.split(b"\0") if name]
         return kind, [name for name in dict.fromkeys(names) if _kept(name)]
     walked = _walk(project)
@@ -282,7 +282,9 @@ def changes(project: str, before: Snapshot, state_root: str | None = None) -> li
     changed ignore file outside the tree counts as changed too (it may hide a new file)."""
     found = listing(project, before.kind, before.global_excludes)
     if found is None:
-        raise Unlisted("the project has more files than a walk lists")
+        raise Unlisted(
+            f"more than {WALK_LIMIT} files outside git: remove what was added, or `git init`"
+        )
     _, names = found
     skipped = _state_inside(project, state_root)
     changed: list[str] = []
