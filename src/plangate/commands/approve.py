@@ -28,10 +28,12 @@ from plangate.guard import log, reasons
 
 EXIT_CODES = ExitCodes(
     {
-        0: "approved: the record is written",
+        0: "approved: the record is written, or the files of a phase that needs no approval "
+        "accepted",
         1: "refused: run inside a coding agent's session (`agent_command`), no terminal to "
-        "confirm on and no `--yes`, the person answered no, the phase needs no approval, its "
-        "artifacts are missing, or the record cannot be written in the state root",
+        "confirm on and no `--yes`, the person answered no, the phase needs no approval and "
+        "has no files to accept, its artifacts are missing, or the record cannot be written in "
+        "the state root",
         2: "bad usage: an unknown workflow or phase, a bad flag, or no such project folder",
     },
     usage=2,
@@ -43,6 +45,10 @@ ANSWER_BYTES = 1024
 
 Confirm = Callable[[str], bool]
 """Shown what is approved, says whether the person confirms it."""
+ACCEPTED = (
+    "The project's files as they are now are accepted for this phase (changes made outside "
+    'its editable paths while it ran; docs/contracts.md, "Changes judged by the files").'
+)
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -110,10 +116,19 @@ def approve(
             f"workflow {workflow} has no phase {phase_name!r}",
             f"name one of: {', '.join(p.name for p in contract.phases)}",
         )
+    values = {"feature": feature} if feature else {}
     if not phase.approval.required:
+        from plangate.contracts import drift
+
+        asked = f"Accept the project's files as they are now for phase {phase_name} of {workflow}"
+        if confirm is not None and not confirm(f"{asked}\n  project:   {project}\n"):
+            out.write("Not accepted: nothing changed.\n")
+            return EXIT_REFUSED
+        if drift.rebase(contract, phase, values, project):
+            out.write(f"Phase {phase_name} of {workflow} needs no approval. {ACCEPTED}\n")
+            return 0
         out.write(f"Phase {phase_name} of {workflow} needs no approval; nothing recorded.\n")
         return EXIT_REFUSED
-    values = {"feature": feature} if feature else {}
     files = approvals.artifact_files(contract, phase, values, project)
     missing = [path for path in files if not os.path.exists(path)]
     if missing:
@@ -136,6 +151,10 @@ def approve(
     log.append_decision(reasons.Decision.allow(reasons.PATH_NONE), extra=extra)
     named = ", ".join(os.path.relpath(path, project) for path in files)
     out.write(f"Approved phase {phase_name} of {workflow} ({named}) as they are now.\n")
+    from plangate.contracts import drift
+
+    if drift.rebase(contract, phase, values, project):
+        out.write(ACCEPTED + "\n")
     return 0
 
 

@@ -12,6 +12,8 @@ edit, and the workflow's definition of done. The modules, one job each:
     templates    path templates, variables from skill arguments, ``**`` globs
     artifacts    an artifact's requirements checked against the file
     bash_writes  the files a Bash command plainly writes
+    snapshot     the project's files listed, measured (size, times, inode, mode, SHA-1), kept
+    drift        the snapshot taken when a phase begins, compared when it is left and at stop
     (codes)      the contract codes live in the guard's one table: plangate.guard.contract_codes
     entries      Read/Agent phase entries, and the ``if`` conditions setup registers for them
     state        the fold: the live chain's events -> the workflow's state in this session
@@ -24,5 +26,6 @@ edit, and the workflow's definition of done. The modules, one job each:
     stop_gate    the Stop/SubagentStop gate on seed 001's machinery
 
 Hook path: standard library only; ``tomllib`` (and ``re`` for a contract's own pattern)
-load only when a contract must be parsed or a pattern matched.
+load only when a contract must be parsed or a pattern matched; ``subprocess`` (git) and
+``hashlib`` only when a phase's snapshot is taken or compared.
 """

@@ -1,12 +1,20 @@
 """The files a Bash command plainly writes. Standard library only, no ``shlex`` (hook path).
 
-Seen: output redirections (``>``, ``>>``, ``&>``, ``N>``; not ``/dev/null`` or ``>&N``),
-``tee``, the destination of ``cp``, ``mv``, ``install`` and ``ln``, the files of ``sed -i``,
-``touch``, ``truncate``, ``rm``, ``mkdir`` and ``dd of=``, in every command of a chain or pipe
-(``;``, ``&&``, ``||``, ``|``) and after ``cd DIR`` (relative to it). Not seen, and said so in
-``docs/contracts.md``: what a program does once it runs (a script, ``python -c``, ``make``,
-``git checkout``, a package manager), paths held in variables or built by substitution,
-``eval``, and here-documents passed to an interpreter.
+Seen (the class ``docs/contracts.md`` names, each member tested in
+``tests/contracts/test_bash_writes.py``): output redirections (``>``, ``>>``, ``&>``,
+``N>``; not ``/dev/null`` or ``>&N``), ``tee``, the destination of ``cp``, ``mv``,
+``install`` and ``ln`` (for ``ln -s``, the file the link points to as well), the files
+``sed`` and ``perl`` edit in place (``-i`` alone or in a cluster: ``-i.bak``, ``-Ei``,
+``-ni``, ``-pi``, ``-i.bak -pe``; ``--in-place``, ``--in-place=SUFFIX``), ``touch``,
+``truncate``, ``rm``, ``rmdir``, ``mkdir`` and ``dd of=``, in every command of a chain or
+pipe (``;``, ``&&``, ``||``, ``|``) and after ``cd DIR`` (relative to it). A path through a
+symbolic link is judged as the file it resolves to as well (:func:`plangate.contracts.rules.
+written_as`). Not seen, and said so in ``docs/contracts.md``: what a program does once it
+runs (a script, ``python -c``, ``node -e``, ``ed``, ``patch``, ``git apply``,
+``git checkout``, ``make``, a package manager), commands run by ``sh -c``, ``eval``,
+``find -exec`` or ``xargs``, paths held in variables or built by substitution, and
+here-documents passed to an interpreter. Those are caught by the files
+(:mod:`plangate.contracts.drift`) when the phase is left and at the final stop.
 """
 
 from __future__ import annotations
@@ -148,9 +156,10 @@ def written_files(command: str, cwd: str) -> list[str]:
 
 def _segment(words: list[str], cwd: str, found: list[str]) -> str:
     """Note the files one simple command writes; returns the cwd after it (``cd``)."""
-    while words and "=" in words[0] and not words[0].startswith("="):
-        words = words[1:]  # VAR=value prefixes
-    while words and words[0] in ("sudo", "env", "command", "nohup", "time"):
+    while words and (
+        ("=" in words[0] and not words[0].startswith("="))  # VAR=value prefixes
+        or words[0] in ("sudo", "env", "command", "nohup", "time")
+    ):
         words = words[1:]
     if not words:
         return cwd
@@ -167,13 +176,46 @@ def _segment(words: list[str], cwd: str, found: list[str]) -> str:
             found.append(_absolute(target, cwd))
         elif len(plain) >= 2:
             found.append(_absolute(plain[-1], cwd))
+            if name == "ln" and len(plain) == 2 and _symbolic(args):
+                # a link made now: a later write through it writes what it points to
+                link = _absolute(plain[-1], cwd)
+                found.append(_absolute(plain[0], os.path.dirname(link)))
     elif name in ALL_ARGS:
-        found.extend(_absolute(a, cwd) for a in plain)
-    elif name in ("sed", "perl") and any(a.startswith("-i") or a == "--in-place" for a in args):
-        found.extend(_absolute(a, cwd) for a in _sed_files(args))
+        found.extend(_absolute(a, cwd) for a in _operands(args, VALUED.get(name, ())))
+    elif name in IN_PLACE:
+        edited = _in_place_files(name, args)
+        found.extend(_absolute(a, cwd) for a in edited)
     elif name == "dd":
         found.extend(_absolute(a[3:], cwd) for a in args if a.startswith("of="))
     return cwd
+
+
+VALUED = {
+    "truncate": ("-s", "-r", "-o", "--size", "--reference"),
+    "touch": ("-d", "-r", "-t", "--date", "--reference"),
+    "mkdir": ("-m", "--mode", "--context"),
+}
+"""Options whose value is the next word (``truncate -s 0 f``: ``0`` is no file)."""
+
+
+def _operands(args: list[str], valued: tuple[str, ...]) -> list[str]:
+    found: list[str] = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in valued:
+            skip = True
+        elif not arg.startswith("-"):
+            found.append(arg)
+    return found
+
+
+def _symbolic(args: list[str]) -> bool:
+    return any(
+        a == "--symbolic" or (a.startswith("-") and not a.startswith("--") and "s" in a)
+        for a in args
+    )
 
 
 def _target_dir(args: list[str]) -> str | None:
@@ -185,22 +227,57 @@ def _target_dir(args: list[str]) -> str | None:
     return None
 
 
-def _sed_files(args: list[str]) -> list[str]:
-    """``sed -i 's/a/b/' f1 f2``: the files after the script (or after ``-e`` scripts)."""
+IN_PLACE = {"sed": ("ef", ""), "perl": ("eE", "IMmFxCdl0")}
+"""The commands that edit files in place with ``-i``: per command, the option letters that
+take the script (the rest of the word, or the next word) and those that take the rest of the
+word as their value (perl's ``-Idir``, ``-Mmodule``)."""
+SCRIPT_OPTIONS = ("--expression", "--file")
+
+
+def _in_place_files(name: str, args: list[str]) -> list[str]:
+    """The files ``sed`` or ``perl`` edits in place, or [] when it edits none.
+
+    In place: ``-i`` in a cluster of short options (``-i``, ``-i.bak``, ``-Ei``, ``-ni``,
+    ``-pi``, ``-pi.bak``, ``-i.bak -pe``) or ``--in-place`` (``--in-place=.bak``). The files are
+    the words after the script: every plain word when a script came with ``-e``/``-f`` (or
+    ``--expression``/``--file``), else every plain word but the first (the script).
+    """
+    script_letters, value_letters = IN_PLACE[name]
+    in_place = False
+    scripted = False
     plain: list[str] = []
     skip = False
-    scripted = False
+    ended = False
     for arg in args:
         if skip:
             skip = False
             continue
-        if arg in ("-e", "--expression", "-f", "--file"):
-            skip = True
-            scripted = True
+        if ended or arg == "-" or not arg.startswith("-"):
+            plain.append(arg)
             continue
-        if arg.startswith("-"):
+        if arg == "--":
+            ended = True
             continue
-        plain.append(arg)
+        if arg.startswith("--"):
+            option = arg.split("=", 1)[0]
+            if option == "--in-place":
+                in_place = True
+            elif option in SCRIPT_OPTIONS:
+                scripted = True
+                skip = "=" not in arg
+            continue
+        for position, letter in enumerate(arg[1:], 1):
+            if letter == "i":
+                in_place = True
+                break  # the rest of the word is the backup suffix
+            if letter in script_letters:
+                scripted = True
+                skip = position == len(arg) - 1  # the script is the next word
+                break
+            if letter in value_letters:
+                break
+    if not in_place:
+        return []
     return plain if scripted else plain[1:]
 
 

@@ -330,6 +330,10 @@ def _entry(
     read: Read,
 ) -> rules.Ruling:
     ruling = rules.entry(contract, phase, session, project, values=values)
+    if ruling.code is None and read.problem is None:
+        from plangate.contracts import drift  # the phase left: its files; this one: a snapshot
+
+        ruling = drift.at_entry(contract, phase, session, project, values, ruling)
     if read.problem is not None and ruling.code not in FILE_FACTS:
         # Without the journal only the files speak: an allow, a missing or short artifact
         # stand; a missing approval may be one the unread journal holds.

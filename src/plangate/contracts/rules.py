@@ -135,16 +135,36 @@ def edit(
             ruling.code = codes.CONTRACT_SELF_APPROVAL
             ruling.detail = flagged
             return ruling
-        if phase.editable is None or not project_of(path, project):
+        if phase.editable is None:
             continue
-        allowed = [absolute(fill(p, values, contract.paths), project) for p in phase.editable]
+        from plangate.contracts.drift import allowed_patterns
+
+        allowed = allowed_patterns(contract, phase, values, project)
         allowed += [path for _, path in _files(contract, phase, values, project)]
-        if not any(matches(pattern, path) for pattern in allowed):
-            ruling.code = codes.CONTRACT_EDIT_SCOPE
-            shown = ", ".join(_short(pattern, project) for pattern in allowed)
-            ruling.detail = f"{_short(path, project)} is not in {shown}"
-            return ruling
+        for written in written_as(path, project):
+            if not any(matches(pattern, written) for pattern in allowed):
+                ruling.code = codes.CONTRACT_EDIT_SCOPE
+                shown = ", ".join(_short(pattern, project) for pattern in allowed)
+                through = "" if written == path else f" (through {_short(path, project)})"
+                ruling.detail = f"{_short(written, project)}{through} is not in {shown}"
+                return ruling
     return ruling
+
+
+def written_as(path: str, project: str) -> list[str]:
+    """The project files a write of ``path`` changes: ``path`` itself, and, when a symbolic
+    link on its way leads elsewhere, the file it resolves to (``docs/link -> ../src/x.py``:
+    ``src/x.py``). Only paths inside the project are returned."""
+    found = [path] if project_of(path, project) else []
+    real = os.path.realpath(path)
+    if real != path:
+        real_project = os.path.realpath(project)
+        if project_of(real, real_project):
+            inside = os.path.relpath(real, real_project)
+            target = project if inside == "." else os.path.join(project, inside)
+            if target not in found:
+                found.append(target)
+    return found
 
 
 def _self_approval(

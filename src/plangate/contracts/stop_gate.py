@@ -1,4 +1,5 @@
-"""The contracts' Stop/SubagentStop gate: hold the final stop until the workflow is done.
+"""The contracts' Stop/SubagentStop gate: hold the final stop until the workflow is done,
+and while the current phase has changed files outside its ``editable`` paths.
 
 Once a session (or a subagent, in its own transcript) enters a workflow's ``done.after``
 phase, each final stop is judged against the definition of done (:mod:`.done`). Seed 001's
@@ -8,6 +9,10 @@ final stop, at most 3 ``blocked`` stops (``stop_hook_active`` does not skip the 
 under ``contract:<workflow>``), the trace log ``hooks/contract-gate.log`` and
 ``plangate report``. A stop that waits on the person in an interactive session is never
 held. An error never blocks: it is a ``GATE_*`` error marker and the stop goes through.
+
+Whatever the phase, a final stop while the current phase has changed files outside its
+``editable`` paths since it began (:mod:`.drift`) is held too, naming them (``contract_drift``):
+each different set of such files is a run of its own, held at most 3 times.
 """
 
 from __future__ import annotations
@@ -50,10 +55,12 @@ def _judge(
     agent: str | None,
     deadline: Deadline,
 ) -> Judgement | None:
-    assert contract.done is not None
     session = state.fold(view.events, [contract], cwd, project)
     if session.contract is not contract:
         return None
+    held = _drift(contract, session, view, project, env, last_message, subagent, agent)
+    if held is not None or contract.done is None:
+        return held
     runs = [inv for inv in session.entered if inv.phase and inv.phase.name == contract.done.after]
     if not runs:
         return None
@@ -63,12 +70,7 @@ def _judge(
     judgement.agent = agent if subagent else None
     judgement.loaded_at = start.timestamp
     judgement.via = start.via
-    if not subagent:
-        kind = skill_loads.session_kind(view.prompt_source, view.entrypoint, env)
-        if kind == skill_loads.INTERACTIVE:
-            judgement.not_final = skill_loads.asks_the_user(view.events, last_message) or ""
-    judgement.final = not judgement.not_final
-    if not judgement.final:
+    if not _final(judgement, view, env, last_message, subagent):
         return judgement
     missing = done_check.shortfalls(contract, session.values, project, deadline.remaining())
     judgement.files = [os.path.relpath(s.path, project) for s in missing] or []
@@ -84,6 +86,78 @@ def _judge(
     return judgement
 
 
+def _final(
+    judgement: Judgement,
+    view: View,
+    env: dict[str, str],
+    last_message: object,
+    subagent: bool,
+) -> bool:
+    """Whether this stop is final (one that waits on the person in an interactive session
+    is not held)."""
+    if not subagent:
+        kind = skill_loads.session_kind(view.prompt_source, view.entrypoint, env)
+        if kind == skill_loads.INTERACTIVE:
+            judgement.not_final = skill_loads.asks_the_user(view.events, last_message) or ""
+    judgement.final = not judgement.not_final
+    return judgement.final
+
+
+def _drift(
+    contract: Contract,
+    session: state.Session,
+    view: View,
+    project: str,
+    env: dict[str, str],
+    last_message: object,
+    subagent: bool,
+    agent: str | None,
+) -> Judgement | None:
+    """The stop held while the current phase has changed files outside its ``editable``
+    paths (:mod:`.drift`); None when it has not (or nothing compares). Each different set
+    of such files is its own run, held at most 3 times."""
+    from plangate.contracts import drift
+    from plangate.contracts.snapshot import Unlisted
+
+    phase = session.current
+    if phase is None or not drift.watched(phase):
+        return None
+    start = session.entered[-1]
+    try:
+        names = drift.outside(contract, phase, session.values, project)
+        why = None
+    except Unlisted as error:
+        names, why = [str(error)], str(error)
+    if not names:
+        return None
+    import hashlib
+
+    digest = hashlib.sha256("\0".join(names).encode()).hexdigest()[:12]
+    key = f"drift-{phase.name}-{start.via}-{start.order}-{digest}"
+    judgement = Judgement(gate_of(contract), f"agent-{agent}/{key}" if subagent else key)
+    judgement.agent = agent if subagent else None
+    judgement.loaded_at = start.timestamp
+    judgement.via = start.via
+    if not _final(judgement, view, env, last_message, subagent):
+        return judgement
+    judgement.files = [] if why else names
+    judgement.met = False
+    judgement.file = None
+    feature = drift.feature_of(contract, session.values)
+    detail = (
+        f"phase {phase.name}'s files could not be compared: {why}"
+        if why
+        else "files changed outside its editable paths: "
+        + drift.describe(names, phase.name, contract.name, feature)
+    )
+    judgement.instructions = (
+        f"[plangate] contract_drift: workflow {contract.name}, phase {phase.name}: {detail}. "
+        "Restore them, or end your turn and tell the person which files changed: only they "
+        "can accept the change (`plangate explain contract_drift`)."
+    )
+    return judgement
+
+
 def decide(
     payload: dict[str, Any],
     event: str,
@@ -93,7 +167,11 @@ def decide(
 ) -> Output:
     env = dict(os.environ)
     project = evaluate.project_dir(payload)
-    contracts = [c for c in evaluate.applying(project).contracts if c.done is not None]
+    contracts = [
+        c
+        for c in evaluate.applying(project).contracts
+        if c.done is not None or any(p.editable is not None for p in c.phases)
+    ]
     if not contracts:
         return {}
     session = payload.get("session_id")

@@ -60,7 +60,7 @@ TABLE: dict[str, tuple[str, str]] = {
         CORRECTIVE,
         "Files outside the paths phase {phase} of workflow {workflow} may change were changed "
         "while it ran (the detail names them). Restore those files as they were, or finish your "
-        "turn and ask the person to review them.",
+        "turn and ask the person to review them: only they can accept the change.",
     ),
     JOURNAL_UNTRUSTED: (
         CORRECTIVE,

@@ -1,4 +1,5 @@
-"""The workflow contracts' Stop hook: ``plangate.contracts.stop_gate`` (definition of done).
+"""The workflow contracts' Stop hook: ``plangate.contracts.stop_gate`` (the definition of
+done, and the files changed outside the current phase's ``editable`` paths: ``contract_drift``).
 
 Answers ``{}`` at once where no contract applies. Always exits 0; a gate that breaks
 records an error marker and lets the stop through.
