@@ -429,6 +429,17 @@ def test_a_person_accepts_a_change_in_a_phase_that_needs_no_approval(
     project.write(project.spec / "spec.json", spec_json())
     (project.dir / "src" / "app.py").write_text("the person's own edit\n")
     assert skill(project, "kiro-spec-requirements") == "contract_drift"
+    asked: list[str] = []
+
+    def decline(shown: str) -> bool:
+        asked.append(shown)
+        return False
+
+    out = io.StringIO()
+    declined = approve("cc-sdd", "init", FEATURE, str(project.dir), out, confirm=decline)
+    assert declined == 1 and "Not accepted" in out.getvalue()  # the person said no
+    assert "Accept the project's files as they are now for phase init" in asked[0]
+    assert skill(project, "kiro-spec-requirements") == "contract_drift"
     out = io.StringIO()
     assert approve("cc-sdd", "init", FEATURE, str(project.dir), out) == 0
     assert "accepted" in out.getvalue()
