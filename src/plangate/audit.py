@@ -45,6 +45,9 @@ APPROVAL_BY = {
 #: and a stop's hook this much after the turn's end, still count as its trace (seconds).
 EXPANSION_LEAD_S = 120.0
 STOP_LAG_S = 120.0
+UNKEYED_S = 120.0
+"""A trace line without a call id (its payload was too large to read to the end) stands for
+a call of its tool this close in time."""
 SKIPPED_RESULT = "InputValidationError"
 """A call Claude Code refused on its input before any PreToolUse hook ran."""
 
@@ -441,6 +444,18 @@ def answered(
             for line in lines
             if line.get("ev") == PRE_TOOL_USE and line.get("id") == call.id
         }
+        at = _seconds(call.timestamp)
+        for line in lines:  # a payload too large to read to its end: by tool and time
+            when = _seconds(line.get("t0"))
+            if (
+                line.get("ev") == PRE_TOOL_USE
+                and "id" not in line
+                and line.get("tool") == call.name
+                and at is not None
+                and when is not None
+                and abs(when - at) <= UNKEYED_S
+            ):
+                seen.add(line.get("hook"))
         return [hook for hook in hooks if hook not in seen]
     at = _seconds(call.timestamp)
     event = EXPANSION if call.kind == "typed" else STOP

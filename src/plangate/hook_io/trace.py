@@ -43,6 +43,8 @@ TAIL_BYTES = 4096
 FIELD_MAX = 128
 ANSWER_MAX = 4096
 SCAN_CHUNK = 1 << 20
+DRAIN_MAX_BYTES = 16 * 1024 * 1024
+"""How far past what the hook read the trace reads on for the call's id."""
 
 
 class Tee:
@@ -69,9 +71,12 @@ class Tee:
         if size is None or size < 0 or len(data) < size:
             self.ended = True  # a buffered read returns short only at the end
 
-    def drain(self) -> None:
-        """Read what the hook left unread (its tail holds the call's id)."""
-        while not self.ended:
+    def drain(self, limit: int = DRAIN_MAX_BYTES) -> None:
+        """Read on, at most ``limit`` bytes, what the hook left unread (the payload's tail
+        holds the call's id). A payload larger still keeps its id unknown: the trace line
+        then stands for its call by tool and time (:mod:`plangate.audit`)."""
+        end = self.size + limit
+        while not self.ended and self.size < end:
             self._keep(self.raw.read(SCAN_CHUNK), SCAN_CHUNK)
 
     def __getattr__(self, name: str) -> object:
@@ -149,7 +154,7 @@ def fields(tee: Tee) -> dict[str, str]:
         value = _search(tee.head, name, last=False)
         if value is not None:
             found[name] = value
-    last = _search(tee.tail, "tool_use_id", last=True)
+    last = _search(tee.tail, "tool_use_id", last=True) if tee.ended else None
     if last is not None:
         found["tool_use_id"] = last
     return found
