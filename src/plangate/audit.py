@@ -525,8 +525,55 @@ def audit(
         for line in lines
         if line.get("out") in ("deny", "ask", "block")
     ]
-    report.approvals = approvals(events, lines, decision_lines(root))
+    decisions = decision_lines(root)
+    report.approvals = approvals(events, lines, decisions)
+    report.refusals += commands_refused(events, lines, decisions)
     return report
+
+
+def _spans(lines: list[dict[str, Any]]) -> list[tuple[float, float]]:
+    """When each traced hook call of the session ran (``t0`` is taken before its decision
+    log lines, ``ts`` after them, both cut to the millisecond as the log's own are)."""
+    found: list[tuple[float, float]] = []
+    for line in lines:
+        began, ended = _seconds(line.get("t0")), _seconds(line.get("ts"))
+        if began is not None and ended is not None:
+            found.append((began, ended))
+    return found
+
+
+def _span(events: list[Event]) -> tuple[float, float] | None:
+    stamps = [s for e in events if (s := _seconds(e.timestamp)) is not None]
+    return (min(stamps), max(stamps) + 1.0) if stamps else None
+
+
+def commands_refused(
+    events: list[Event], lines: list[dict[str, Any]], decisions: list[dict[str, Any]]
+) -> list[dict[str, object]]:
+    """The decision log's refusals made outside any hook call while the session ran (a
+    plangate command that refused, run from the session)."""
+    spans, span = _spans(lines), _span(events)
+    if span is None:
+        return []
+    found: list[dict[str, object]] = []
+    for line in decisions:
+        at = _seconds(line.get("ts"))
+        if line.get("decision") != "deny" or at is None or not span[0] <= at <= span[1]:
+            continue
+        if any(a <= at <= b for a, b in spans):
+            continue  # a hook's own refusal: listed from the trace
+        found.append(
+            {
+                "ts": line.get("ts"),
+                "event": line.get("event") or "command",
+                "tool": None,
+                "id": None,
+                "hook": None,
+                "answer": "deny",
+                "code": line.get("code"),
+            }
+        )
+    return found
 
 
 def _earlier(traced: set[tuple[Any, Any]], regs: list[Registered]) -> list[Registered]:
@@ -550,28 +597,16 @@ def approvals(
     """The decision log's approvals given while this session ran: inside one of its hook
     calls (a person's turn or typed command, read from its journal), or, for a `plangate
     approve` command, between the session's first and last record."""
-    spans = [
-        (a, b)
-        for line in lines
-        if (a := _seconds(line.get("t0"))) is not None
-        and (b := _seconds(line.get("ts"))) is not None
-    ]
-    stamps = [s for e in events if (s := _seconds(e.timestamp)) is not None]
-    first, last = (min(stamps), max(stamps)) if stamps else (None, None)
+    spans, span = _spans(lines), _span(events)
     found: list[dict[str, object]] = []
     for line in decisions:
-        if line.get("event") != "approval":
+        if line.get("event") != "approval" or line.get("decision") != "allow":
             continue
         at = _seconds(line.get("ts"))
         if at is None:
             continue
-        inside = any(a - 0.002 <= at <= b + 0.002 for a, b in spans)
-        by_command = (
-            line.get("via") == "command"
-            and first is not None
-            and last is not None
-            and first <= at <= last + 1.0
-        )
+        inside = any(a <= at <= b for a, b in spans)
+        by_command = line.get("via") == "command" and span is not None and span[0] <= at <= span[1]
         if not inside and not by_command:
             continue
         via = str(line.get("via"))
@@ -582,6 +617,7 @@ def approvals(
                 "phase": line.get("phase"),
                 "via": via,
                 "by": APPROVAL_BY.get(via, via),
+                "logged_by": "a hook of the session" if inside else "the command",
             }
         )
     return found

@@ -13,6 +13,8 @@ import io
 import json
 import os
 import subprocess
+import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +23,8 @@ import pytest
 from plangate import audit, audit_hold, hook_registry
 from plangate.commands.audit import EXIT_UNGUARDED, EXIT_UNREADABLE, audit_command
 from plangate.errors import PlangateError, UsageError
-from plangate.guard.defence_codes import UNGUARDED_CALLS
+from plangate.guard import log, reasons
+from plangate.guard.defence_codes import AGENT_COMMAND, UNGUARDED_CALLS
 from plangate.hook_io import trace
 from tests.contracts.conftest import Project, project, through_requirements
 
@@ -242,10 +245,18 @@ def test_refusals_and_approvals_are_listed_with_who_gave_them(project: Project) 
     project.person("Looks right: approve requirements.")
     design = project.journaled("Skill", {"skill": "kiro-spec-design", "args": "greet"})
     assert run_hook(CONTRACT_HOOK, design).strip() == "{}"
+    # A plangate command the session ran, refused outside any hook call.
+    later = time.time() + 0.05  # after the hook call, before the session's next record
+    refusal = reasons.Decision.deny(AGENT_COMMAND)
+    extra = {"event": "approval"}
+    log.append_decision(refusal, state_root=str(project.state), now=later, extra=extra)
+    project.journal._clock = datetime.fromtimestamp(later + 0.05, UTC)
+    project.journal.text("Design started.")
     project.save()
     _, report = audited(project)
     assert [(r["id"], r["code"]) for r in report["refusals"]] == [
-        (refused["tool_use_id"], "contract_edit_scope")
+        (refused["tool_use_id"], "contract_edit_scope"),
+        (None, AGENT_COMMAND),
     ]
     [approval] = report["approvals"]
     assert (approval["phase"], approval["via"]) == ("requirements", "human")
