@@ -3,9 +3,9 @@
 Called first by the Stop hooks (:mod:`plangate.hooks.contract_stop` for a workflow
 contract, :mod:`plangate.hooks.stop` for /autoplan) through :func:`run_with_hold`: the
 payload is read, and when the session is in a workflow (a contract's phase is current, or
-/autoplan was loaded) and :func:`plangate.audit.audit` finds tool calls that a registered
-plangate hook covers and none decided (the hooks were switched off with
-``disableAllHooks``, removed, crashed or timed out), the stop is held with
+/autoplan was loaded while the /autoplan gate is on) and :func:`plangate.audit.audit` finds
+tool calls that a registered plangate hook covers and none decided (the hooks were switched
+off with ``disableAllHooks``, removed, crashed or timed out), the stop is held with
 ``unguarded_calls``, naming a few of them and counting the rest. The hold is recorded by a
 marker, ``<state root>/audit-holds/<session>``, created with ``O_EXCL`` (two Stop hooks that
 run at once hold once between them), so the next stop goes through. Anything that fails
@@ -119,7 +119,7 @@ def held(data: bytes, kind: str, state_root: str | None = None) -> dict[str, obj
 
         if not covered(project):
             return None
-    elif not _mentions(transcript, b"autoplan"):
+    elif not _autoplan_gate_on() or not _mentions(transcript, b"autoplan"):
         return None  # no /autoplan in the session: no journal parse on an ordinary stop
     events = _events(transcript, session)
     if events is None or not in_workflow(events, kind, project, cwd):
@@ -132,6 +132,18 @@ def held(data: bytes, kind: str, state_root: str | None = None) -> dict[str, obj
     if not report.unguarded or not _mark(root, session):
         return None
     return block(report.unguarded, root)
+
+
+def _autoplan_gate_on() -> bool:
+    """The /autoplan gate's switch (with it off, the skill gates' Stop hook loads nothing)."""
+    from plangate import config
+    from plangate.errors import ConfigError
+    from plangate.hook_registry import AUTOPLAN_GATE
+
+    try:
+        return bool(config.gate_switch(AUTOPLAN_GATE)[0])
+    except ConfigError:
+        return True  # a broken switch: the gate records it, and the hold stands
 
 
 def _mentions(path: str, word: bytes) -> bool:

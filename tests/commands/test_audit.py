@@ -368,13 +368,21 @@ def test_a_stop_with_every_call_decided_or_outside_a_workflow_is_not_held(
     assert audit_hold.held(json.dumps(stop_payload(project)).encode(), "contract") is None
 
 
-def test_two_stop_hooks_at_once_hold_once_between_them(project: Project) -> None:
+def test_two_stop_hooks_at_once_hold_once_between_them(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PLANGATE_AUTOPLAN_GATE", "on")
     register(project, gates=True)
     through_requirements(project)
-    project.journal.prompt("/autoplan plan the greeting")
+    project.journal.slash_command("autoplan", "plan the greeting")
     call(project, "Bash", {"command": "echo off"}, hooked=False)
     project.journal.text("Done.")
     data = json.dumps(stop_payload(project)).encode()
     first = audit_hold.held(data, "contract")
     second = audit_hold.held(data, "autoplan")
     assert first is not None and second is None
+    (project.state / audit_hold.HOLDS_DIR / project.journal.session_id).unlink()
+    assert audit_hold.held(data, "autoplan") is not None  # /autoplan alone holds too
+    monkeypatch.setenv("PLANGATE_AUTOPLAN_GATE", "off")
+    (project.state / audit_hold.HOLDS_DIR / project.journal.session_id).unlink()
+    assert audit_hold.held(data, "autoplan") is None  # the /autoplan gate off: no hold

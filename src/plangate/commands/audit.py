@@ -109,8 +109,14 @@ def audit_command(
     from plangate import audit
     from plangate.journal import read_journal
 
+    # The session the file is named for (the one its hooks were called with); a journal
+    # kept elsewhere under another name: its first conversation record's.
     session_id = os.path.basename(path).removesuffix(".jsonl")
     verdict = read_journal(path, session_id=session_id, full=True)
+    if not verdict.ready:
+        other = read_journal(path, full=True)
+        if other.ready and other.session_id:
+            verdict, session_id = other, other.session_id
     if not verdict.ready:
         raise JournalUnreadable(
             f"the journal {path} was not read: {verdict.reason} ({verdict.detail})",
