@@ -383,6 +383,11 @@ def expected(
         for event in events
         if isinstance(event, ToolResult) and event.is_error and SKIPPED_RESULT in (event.text or "")
     }
+    following: list[str | None] = [None] * len(events)  # the next event's time, for stops
+    upcoming: str | None = None
+    for index in range(len(events) - 1, -1, -1):
+        following[index] = upcoming
+        upcoming = events[index].timestamp or upcoming
     found: list[tuple[Call, list[str], str | None]] = []
     for index, event in enumerate(events):
         if isinstance(event, ToolUse):
@@ -406,9 +411,8 @@ def expected(
             found.append((call, hooks, None))
         elif isinstance(event, EndTurn) and stops:
             hooks = covering(regs, STOP)
-            later = next((e.timestamp for e in events[index + 1 :] if e.timestamp), None)
             call = Call("stop", f"stop@{event.order}", STOP, event.timestamp, "", [])
-            found.append((call, hooks, later))
+            found.append((call, hooks, following[index]))
     return found
 
 

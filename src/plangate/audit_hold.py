@@ -129,9 +129,10 @@ def held(data: bytes, kind: str, state_root: str | None = None) -> dict[str, obj
     report = audit.audit(
         events, session, transcript, project=project, cwd=cwd, state_root=root, stops=False
     )
-    if not report.unguarded or not _mark(root, session):
+    calls = [call for call in report.unguarded if call.kind == "tool"]
+    if not calls or not _mark(root, session):
         return None
-    return block(report.unguarded, root)
+    return block(calls, root)
 
 
 def _autoplan_gate_on() -> bool:
