@@ -48,8 +48,10 @@ STOP_LAG_S = 120.0
 UNKEYED_S = 120.0
 """A trace line without a call id (its payload was too large to read to the end) stands for
 a call of its tool this close in time."""
-SKIPPED_RESULT = "InputValidationError"
-"""A call Claude Code refused on its input before any PreToolUse hook ran."""
+REFUSED_BY_CLAUDE_CODE = "<tool_use_error>"
+"""How Claude Code's own refusal of a call starts (its input invalid, a file its permission
+rules deny): the call never ran, and for a file tool no PreToolUse hook was asked (2.1.332,
+``tests/e2e/test_audit_sessions.py``), so no hook had it to decide."""
 
 
 class Registered:
@@ -381,7 +383,9 @@ def expected(
     skipped = {
         event.tool_use_id
         for event in events
-        if isinstance(event, ToolResult) and event.is_error and SKIPPED_RESULT in (event.text or "")
+        if isinstance(event, ToolResult)
+        and event.is_error
+        and (event.text or "").lstrip().startswith(REFUSED_BY_CLAUDE_CODE)
     }
     following: list[str | None] = [None] * len(events)  # the next event's time, for stops
     upcoming: str | None = None

@@ -386,3 +386,20 @@ def test_two_stop_hooks_at_once_hold_once_between_them(
     monkeypatch.setenv("PLANGATE_AUTOPLAN_GATE", "off")
     (project.state / audit_hold.HOLDS_DIR / project.journal.session_id).unlink()
     assert audit_hold.held(data, "autoplan") is None  # the /autoplan gate off: no hold
+
+
+def test_a_call_claude_code_refused_itself_is_not_unguarded(project: Project) -> None:
+    register(project)
+    refused = project.journal.tool_use("Write", {"file_path": str(project.dir / "d.txt")})
+    project.journal.tool_result(
+        str(refused["message"]["content"][0]["id"]),
+        "<tool_use_error>File is in a directory that is denied by your permission settings."
+        "</tool_use_error>",
+        is_error=True,
+    )
+    failed = project.journal.tool_use("Bash", {"command": "false"})
+    failing = str(failed["message"]["content"][0]["id"])
+    project.journal.tool_result(failing, "Error: Exit code 1", is_error=True)
+    project.save()
+    code, report = audited(project)
+    assert code == EXIT_UNGUARDED and [item["id"] for item in report["unguarded"]] == [failing]

@@ -161,3 +161,36 @@ def test_a_model_that_switches_plangate_off_is_audited_and_its_final_stop_held_o
     assert calls[str(spec / "spec.json")] not in unguarded
     by_default = session.audit()  # the project's newest session
     assert by_default.returncode == 1 and "UNGUARDED" in by_default.stdout
+
+
+def test_a_call_claude_codes_own_deny_rule_refuses_is_not_counted_unguarded(
+    session: Session,
+) -> None:
+    """Claude Code refuses a Write its deny rules cover before asking any PreToolUse hook;
+    the call never ran, so it is no unguarded call. A denied Bash command is asked first."""
+    settings = session.env.project_dir / ".claude" / "settings.json"
+    current = json.loads(settings.read_text())
+    current["permissions"] = {"deny": ["Edit(**/denied.txt)", "Bash(echo refused:*)"]}
+    settings.write_text(json.dumps(current, indent=2))
+    denied = session.env.project_dir / "notes" / "denied.txt"
+    session.script.add_main(
+        tool_use("Write", file_path=str(denied), content="x\n"),
+        bash("echo refused by the rule"),
+        bash("echo after"),
+        "Done.",
+    )
+    result = session.env.run(
+        "Write the note.",
+        allowed_tools=TOOLS,
+        timeout=120,
+        env={"PLANGATE_STATE_ROOT": str(session.state)},
+    )
+    assert not result.timed_out, result.describe()
+    assert result.session_id is not None
+    assert not denied.exists()
+    # The Write was refused before any hook was asked; the refused Bash call had its hook.
+    traced = [line.get("tool") for line in session.lines("hook-calls.jsonl")]
+    assert traced.count("Write") == 0 and traced.count("Bash") == 2, traced
+    done = session.audit(result.session_id, "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["checked"] == 3  # the two Bash calls and the stop
