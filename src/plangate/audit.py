@@ -492,9 +492,11 @@ def audit(
     state_root: str | None = None,
     config_dir: str | None = None,
     stops: bool = True,
+    subagents: list[list[Event]] | None = None,
 ) -> Report:
-    """Compare ``events`` (the session's journal, read by :mod:`plangate.journal`) with the
-    hook-call trace and the decision log."""
+    """Compare ``events`` (the session's journal, read by :mod:`plangate.journal`) and its
+    subagents' (:func:`subagent_events`; their calls' hooks are called with the session's
+    id) with the hook-call trace and the decision log."""
     root = state_root if state_root is not None else locations.state_root()
     config = config_dir if config_dir is not None else locations.claude_config_dir()
     report = Report(session_id, journal)
@@ -507,7 +509,13 @@ def audit(
     report.trace_since = since
     since_s = _seconds(since)
     home = os.path.expanduser("~")
-    for call, hooks, later in expected(events, regs, cwd or project, home, stops=stops):
+    found = expected(events, regs, cwd or project, home, stops=stops)
+    for agent in subagents or []:
+        for call, hooks, later in expected(agent, regs, cwd or project, home, stops=False):
+            if call.kind == "tool":
+                call.summary = f"(subagent) {call.summary}".rstrip()
+                found.append((call, hooks, later))
+    for call, hooks, later in found:
         if not hooks:
             continue
         report.checked += 1
@@ -581,6 +589,28 @@ def commands_refused(
                 "code": line.get("code"),
             }
         )
+    return found
+
+
+def subagent_events(journal: str, session_id: str) -> list[list[Event]]:
+    """The events of each subagent journal of the session
+    (``<project folder>/<session>/subagents/*.jsonl``), read with the skill gates' reader of
+    subagent transcripts (the journal package's records and event builder); one that cannot
+    be read is left out."""
+    folder = os.path.join(os.path.dirname(journal), session_id, "subagents")
+    try:
+        names = sorted(name for name in os.listdir(folder) if name.endswith(".jsonl"))
+    except OSError:
+        return []
+    from plangate.gates.errors import GateError
+    from plangate.gates.transcript import read_agent
+
+    found: list[list[Event]] = []
+    for name in names:
+        try:
+            found.append(read_agent(os.path.join(folder, name), None).events)
+        except (GateError, OSError):
+            continue
     return found
 
 

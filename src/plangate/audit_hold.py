@@ -127,7 +127,14 @@ def held(data: bytes, kind: str, state_root: str | None = None) -> dict[str, obj
     from plangate import audit
 
     report = audit.audit(
-        events, session, transcript, project=project, cwd=cwd, state_root=root, stops=False
+        events,
+        session,
+        transcript,
+        project=project,
+        cwd=cwd,
+        state_root=root,
+        stops=False,
+        subagents=audit.subagent_events(transcript, session),
     )
     calls = [call for call in report.unguarded if call.kind == "tool"]
     if not calls or not _mark(root, session):

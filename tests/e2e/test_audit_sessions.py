@@ -41,6 +41,8 @@ SWITCH = (
 HOOKS_OFF = SWITCH.replace("{VALUE}", "{'disableAllHooks': True}")
 HOOKS_ON = SWITCH.replace("{VALUE}", "{}")
 RELOAD_WAIT = "sleep 6"  # Claude Code re-reads its settings files within a few seconds
+SUBAGENT_TASK = "sub-task"
+SUBAGENT_TURNS = [tool_use("Bash", command="echo from-the-subagent"), "Sub-task done."]
 
 
 @pytest.fixture(scope="session")
@@ -89,7 +91,7 @@ class Session:
 
 @pytest.fixture
 def session(tmp_path: Path, claude_bin: Path, cc_sdd: Path) -> Iterator[Session]:
-    script = Script(fallback="Stopping here.")
+    script = Script(subagents={SUBAGENT_TASK: SUBAGENT_TURNS}, fallback="Stopping here.")
     with StandIn(script) as model:
         env = ClaudeEnv.create(tmp_path / "cc", model, binary=claude_bin)
         shutil.copytree(cc_sdd, env.project_dir, dirs_exist_ok=True)
@@ -194,3 +196,35 @@ def test_a_call_claude_codes_own_deny_rule_refuses_is_not_counted_unguarded(
     done = session.audit(result.session_id, "--json")
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads(done.stdout)["checked"] == 3  # the two Bash calls and the stop
+
+
+def test_a_subagents_calls_with_the_hooks_off_are_listed_too(session: Session) -> None:
+    session.script.add_main(
+        bash(f'python3 -c "{HOOKS_OFF}"'),
+        bash(RELOAD_WAIT),
+        tool_use(
+            "Agent",
+            subagent_type="general-purpose",
+            description="a sub-task",
+            prompt=f"Do the {SUBAGENT_TASK}.",
+        ),
+        bash(f'python3 -c "{HOOKS_ON}"'),
+        bash(RELOAD_WAIT),
+        "Done.",
+    )
+    result = session.env.run(
+        "Go.",
+        allowed_tools=[*TOOLS, "Agent"],
+        timeout=180,
+        env={"PLANGATE_STATE_ROOT": str(session.state)},
+    )
+    assert not result.timed_out, result.describe()
+    assert result.session_id is not None and result.journal_path is not None
+    [agent_journal] = result.journal_path.parent.glob(f"{result.session_id}/subagents/*.jsonl")
+    assert "from-the-subagent" in agent_journal.read_text()
+    done = session.audit(result.session_id, "--json")
+    assert done.returncode == 1, done.stdout + done.stderr
+    unguarded = json.loads(done.stdout)["unguarded"]
+    summaries = [(item["name"], item["summary"]) for item in unguarded]
+    assert ("Bash", "(subagent) echo from-the-subagent") in summaries, summaries
+    assert "Agent" in [name for name, _ in summaries]

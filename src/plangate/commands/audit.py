@@ -129,6 +129,7 @@ def audit_command(
         project=folder,
         state_root=state_root,
         config_dir=config,
+        subagents=audit.subagent_events(path, session_id),
     )
     if as_json:
         sink.write(json.dumps(report.as_dict(), indent=2) + "\n")
