@@ -26,6 +26,7 @@ from plangate.commands.settings import settings_object
 from plangate.guard.defence_codes import UNGUARDED_CALLS
 from plangate.harness.claude import ClaudeEnv
 from plangate.harness.standin import Script, StandIn, tool_use
+from plangate.harness.standin.script import TurnLike
 from testkit.kits import CC_SDD, KitCache, KitMissing
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(400)]
@@ -42,7 +43,10 @@ HOOKS_OFF = SWITCH.replace("{VALUE}", "{'disableAllHooks': True}")
 HOOKS_ON = SWITCH.replace("{VALUE}", "{}")
 RELOAD_WAIT = "sleep 6"  # Claude Code re-reads its settings files within a few seconds
 SUBAGENT_TASK = "sub-task"
-SUBAGENT_TURNS = [tool_use("Bash", command="echo from-the-subagent"), "Sub-task done."]
+SUBAGENT_TURNS: list[TurnLike] = [
+    tool_use("Bash", command="echo from-the-subagent"),
+    "Sub-task done.",
+]
 
 
 @pytest.fixture(scope="session")
