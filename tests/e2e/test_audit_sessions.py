@@ -7,7 +7,7 @@ middle of the workflow, switches plangate off the way a blocked model would: a `
 that writes ``"disableAllHooks": true`` into the project's ``.claude/settings.local.json``
 (the path built from a glob, so that the command never names a settings file), waits for
 Claude Code to re-read its settings, makes calls plangate would have refused, switches the
-hooks back on and stops.
+hooks back on and stops; in ``claude -p`` and in the terminal UI (tmux, :mod:`tui`).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tui import Tui
 
 from plangate.commands.settings import settings_object
 from plangate.guard.defence_codes import UNGUARDED_CALLS
@@ -106,9 +107,14 @@ def bash(command: str) -> Any:
     return tool_use("Bash", command=command)
 
 
-def test_a_model_that_switches_plangate_off_is_audited_and_its_final_stop_held_once(
-    session: Session,
-) -> None:
+PROMPT = "/kiro-spec-init a greeting command"
+LAST_WORDS = "I switched plangate's hooks off for a while"
+
+
+def switch_off_mid_workflow(session: Session) -> tuple[Path, Path]:
+    """The stand-in's turns: a spec-init write with the hooks on, plangate switched off, an
+    echo and a source write (refused in spec-init had a hook been asked), plangate switched
+    back on, and two stops. Returns the spec folder and the source file."""
     spec = session.env.project_dir / ".kiro" / "specs" / FEATURE
     source = session.env.project_dir / "src" / "greet.py"
     spec_json = json.dumps({"feature_name": FEATURE, "approvals": {}})
@@ -121,19 +127,17 @@ def test_a_model_that_switches_plangate_off_is_audited_and_its_final_stop_held_o
         bash(f'python3 -c "{HOOKS_ON}"'),
         bash(RELOAD_WAIT),
         "Spec initialized.",
-        "I switched plangate's hooks off for a while; the person should run plangate audit.",
+        f"{LAST_WORDS}; the person should run plangate audit.",
     )
-    result = session.env.run(
-        "/kiro-spec-init a greeting command",
-        allowed_tools=TOOLS,
-        timeout=180,
-        env={"PLANGATE_STATE_ROOT": str(session.state)},
-    )
-    assert not result.timed_out, result.describe()
-    assert result.session_id is not None and result.journal_path is not None
+    return spec, source
+
+
+def check_audited_and_held_once(session: Session, journal_path: Path) -> None:
+    spec = session.env.project_dir / ".kiro" / "specs" / FEATURE
+    source = session.env.project_dir / "src" / "greet.py"
     # The bypass worked: the source file was written during spec-init, unrefused.
     assert source.exists()
-    journal = [json.loads(line) for line in result.journal_path.read_text().splitlines()]
+    journal = [json.loads(line) for line in journal_path.read_text().splitlines()]
     calls = {
         block["input"].get("command") or block["input"].get("file_path"): block["id"]
         for record in journal
@@ -159,7 +163,7 @@ def test_a_model_that_switches_plangate_off_is_audited_and_its_final_stop_held_o
     assert session.model.saw(calls["echo unguarded-call"])
 
     # plangate audit lists them and exits 1.
-    done = session.audit(result.session_id, "--json")
+    done = session.audit(journal_path.stem, "--json")
     assert done.returncode == 1, done.stdout + done.stderr
     report = json.loads(done.stdout)
     unguarded = [item["id"] for item in report["unguarded"]]
@@ -167,6 +171,34 @@ def test_a_model_that_switches_plangate_off_is_audited_and_its_final_stop_held_o
     assert calls[str(spec / "spec.json")] not in unguarded
     by_default = session.audit()  # the project's newest session
     assert by_default.returncode == 1 and "UNGUARDED" in by_default.stdout
+
+
+def test_a_model_that_switches_plangate_off_is_audited_and_its_final_stop_held_once(
+    session: Session,
+) -> None:
+    switch_off_mid_workflow(session)
+    result = session.env.run(
+        PROMPT,
+        allowed_tools=TOOLS,
+        timeout=180,
+        env={"PLANGATE_STATE_ROOT": str(session.state)},
+    )
+    assert not result.timed_out, result.describe()
+    assert result.journal_path is not None
+    check_audited_and_held_once(session, result.journal_path)
+
+
+def test_the_same_in_the_terminal_ui(session: Session) -> None:
+    switch_off_mid_workflow(session)
+    session.env.extra_env["PLANGATE_STATE_ROOT"] = str(session.state)
+    with Tui(session.env) as tui:
+        tui.start("--permission-mode", "default", "--allowedTools", ",".join(TOOLS))
+        tui.type(PROMPT)
+        tui.wait_for(LAST_WORDS, timeout=90)
+        tui.wait_idle(timeout=60)
+        tui.exit()
+        journal = tui.journal()
+    check_audited_and_held_once(session, journal)
 
 
 def test_a_call_claude_codes_own_deny_rule_refuses_is_not_counted_unguarded(
