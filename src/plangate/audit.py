@@ -442,43 +442,51 @@ def _seconds(stamp: str | None) -> float | None:
     return moment.timestamp()
 
 
-def answered(
-    call: Call, hooks: list[str], later: str | None, lines: list[dict[str, Any]]
-) -> list[str]:
-    """The hooks of ``hooks`` that left no trace line for ``call``."""
-    if call.kind == "tool":
-        seen = {
-            line.get("hook")
-            for line in lines
-            if line.get("ev") == PRE_TOOL_USE and line.get("id") == call.id
+class Traced:
+    """The session's trace lines, indexed once: by call id, and by event with their times
+    (the stops and typed commands, and the PreToolUse lines whose payload was too large to
+    give the id)."""
+
+    def __init__(self, lines: list[dict[str, Any]]) -> None:
+        self.by_id: dict[str, set[str]] = {}
+        self.timed: dict[str, list[tuple[float, str, str]]] = {}  # event: (t0, tool, hook)
+        for line in lines:
+            event, hook = line.get("ev"), line.get("hook")
+            if not isinstance(event, str) or not isinstance(hook, str):
+                continue
+            key = line.get("id")
+            if event == PRE_TOOL_USE and isinstance(key, str):
+                self.by_id.setdefault(key, set()).add(hook)
+                continue
+            when = _seconds(line.get("t0") or line.get("ts"))
+            if when is not None:
+                tool = line.get("tool")
+                self.timed.setdefault(event, []).append(
+                    (when, tool if isinstance(tool, str) else "", hook)
+                )
+
+    def hooks_between(self, event: str, low: float, high: float, tool: str = "") -> set[str]:
+        return {
+            hook
+            for when, named, hook in self.timed.get(event, ())
+            if low <= when <= high and (not tool or named == tool)
         }
-        at = _seconds(call.timestamp)
-        for line in lines:  # a payload too large to read to its end: by tool and time
-            when = _seconds(line.get("t0"))
-            if (
-                line.get("ev") == PRE_TOOL_USE
-                and "id" not in line
-                and line.get("tool") == call.name
-                and at is not None
-                and when is not None
-                and abs(when - at) <= UNKEYED_S
-            ):
-                seen.add(line.get("hook"))
-        return [hook for hook in hooks if hook not in seen]
+
+
+def answered(call: Call, hooks: list[str], later: str | None, traced: Traced) -> list[str]:
+    """The hooks of ``hooks`` that left no trace line for ``call``."""
     at = _seconds(call.timestamp)
-    event = EXPANSION if call.kind == "typed" else STOP
+    if call.kind == "tool":
+        seen = set(traced.by_id.get(call.id, ()))
+        if at is not None and not seen.issuperset(hooks):  # a payload too large to read whole
+            seen |= traced.hooks_between(PRE_TOOL_USE, at - UNKEYED_S, at + UNKEYED_S, call.name)
+        return [hook for hook in hooks if hook not in seen]
     if at is None:
         return []
-    low, high = (
-        (at - EXPANSION_LEAD_S, at + 5.0)
-        if call.kind == "typed"
-        else (at - 5.0, (_seconds(later) or at + STOP_LAG_S) + 5.0)
-    )
-    seen = set()
-    for line in lines:
-        when = _seconds(line.get("t0") or line.get("ts"))
-        if line.get("ev") == event and when is not None and low <= when <= high:
-            seen.add(line.get("hook"))
+    if call.kind == "typed":
+        seen = traced.hooks_between(EXPANSION, at - EXPANSION_LEAD_S, at + 5.0)
+    else:
+        seen = traced.hooks_between(STOP, at - 5.0, (_seconds(later) or at + STOP_LAG_S) + 5.0)
     return [hook for hook in hooks if hook not in seen]
 
 
@@ -503,8 +511,8 @@ def audit(
     regs = registered(project, config)
     lines, since = trace_lines(session_id, root)
     # A hook removed from the settings still counts where it answered earlier in the session.
-    traced = {(line.get("ev"), line.get("hook")) for line in lines}
-    regs += _earlier(traced, regs)
+    ran = {(line.get("ev"), line.get("hook")) for line in lines}
+    regs += _earlier(ran, regs)
     report.registered = regs
     report.trace_since = since
     since_s = _seconds(since)
@@ -515,11 +523,12 @@ def audit(
             if call.kind == "tool":
                 call.summary = f"(subagent) {call.summary}".rstrip()
                 found.append((call, hooks, later))
+    traced = Traced(lines)
     for call, hooks, later in found:
         if not hooks:
             continue
         report.checked += 1
-        missing = answered(call, hooks, later, lines)
+        missing = answered(call, hooks, later, traced)
         if not missing:
             continue
         call.hooks = missing
