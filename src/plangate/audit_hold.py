@@ -7,8 +7,9 @@ payload is read, and when the session is in a workflow (a contract's phase is cu
 tool calls that a registered plangate hook covers and none decided (the hooks were switched
 off with ``disableAllHooks``, removed, crashed or timed out), the stop is held with
 ``unguarded_calls``, naming a few of them and counting the rest. The hold is recorded by a
-marker, ``<state root>/audit-holds/<session>``, created with ``O_EXCL`` (two Stop hooks that
-run at once hold once between them), so the next stop goes through. Anything that fails
+marker, ``<state root>/audit-holds/<session>.<count>``, created with ``O_EXCL`` (two Stop
+hooks that run at once hold once between them), so the next stop goes through; a later stop
+with more unguarded calls (the hooks switched off again) is held again, once. Anything that fails
 here lets the stop go on to the gate as before.
 """
 
@@ -112,8 +113,6 @@ def held(data: bytes, kind: str, state_root: str | None = None) -> dict[str, obj
         from plangate import locations
 
         root = locations.state_root()
-    if os.path.lexists(os.path.join(root, HOLDS_DIR, session)):
-        return None  # held once already
     if kind == CONTRACT:
         from plangate.hooks.contract_pre_tool_use import covered
 
@@ -137,7 +136,7 @@ def held(data: bytes, kind: str, state_root: str | None = None) -> dict[str, obj
         subagents=audit.subagent_events(transcript, session),
     )
     calls = [call for call in report.unguarded if call.kind == "tool"]
-    if not calls or not _mark(root, session):
+    if not calls or not _mark(root, marker_name(session, len(calls))):
         return None
     return block(calls, root)
 
@@ -193,14 +192,19 @@ def in_workflow(events: list[Event], kind: str, project: str, cwd: str) -> bool:
     return session.contract is not None and session.current is not None
 
 
-def _mark(root: str, session: str) -> bool:
+def marker_name(session: str, count: int) -> str:
+    """The hold's marker for ``count`` unguarded calls in ``session``."""
+    return f"{session}.{count}"
+
+
+def _mark(root: str, name: str) -> bool:
     """Record the hold; False when another stop hook recorded it first (or it cannot be)."""
     from plangate.state_folders import CLOEXEC, NOFOLLOW, state_folder
 
     try:
         folder = state_folder(HOLDS_DIR, root=root)
         fd = os.open(
-            os.path.join(folder, session),
+            os.path.join(folder, name),
             os.O_WRONLY | os.O_CREAT | os.O_EXCL | CLOEXEC | NOFOLLOW,
             0o600,
         )

@@ -353,6 +353,15 @@ def test_the_final_stop_in_a_workflow_is_held_once_naming_the_calls(project: Pro
     assert again.get("decision") != "block" or UNGUARDED_CALLS not in again.get("reason", "")
     lines = [line for line in trace_of(project.state) if line["ev"] == "Stop"]
     assert [line["out"] for line in lines][0] == "block"
+    # Switched off again after the hold: the next final stop is held again, once.
+    later = call(project, "Bash", {"command": "echo later"}, hooked=False)
+    project.journal.text("Done again.")
+    payload = stop_payload(project)
+    third = json.loads(run_hook("plangate.hooks.contract_stop", payload))
+    assert third["decision"] == "block" and "6 unguarded" in third["reason"]
+    assert later not in third["reason"]  # the first few are named, the rest counted
+    fourth = json.loads(run_hook("plangate.hooks.contract_stop", payload))
+    assert UNGUARDED_CALLS not in fourth.get("reason", "")
 
 
 def test_a_stop_with_every_call_decided_or_outside_a_workflow_is_not_held(
@@ -368,6 +377,14 @@ def test_a_stop_with_every_call_decided_or_outside_a_workflow_is_not_held(
     assert audit_hold.held(json.dumps(stop_payload(project)).encode(), "contract") is None
 
 
+def marker(project: Project, count: int) -> Path:
+    return (
+        project.state
+        / audit_hold.HOLDS_DIR
+        / audit_hold.marker_name(project.journal.session_id, count)
+    )
+
+
 def test_two_stop_hooks_at_once_hold_once_between_them(
     project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -375,16 +392,17 @@ def test_two_stop_hooks_at_once_hold_once_between_them(
     register(project, gates=True)
     through_requirements(project)
     project.journal.slash_command("autoplan", "plan the greeting")
+    hook_all(project)
     call(project, "Bash", {"command": "echo off"}, hooked=False)
     project.journal.text("Done.")
     data = json.dumps(stop_payload(project)).encode()
     first = audit_hold.held(data, "contract")
     second = audit_hold.held(data, "autoplan")
     assert first is not None and second is None
-    (project.state / audit_hold.HOLDS_DIR / project.journal.session_id).unlink()
+    marker(project, 1).unlink()
     assert audit_hold.held(data, "autoplan") is not None  # /autoplan alone holds too
     monkeypatch.setenv("PLANGATE_AUTOPLAN_GATE", "off")
-    (project.state / audit_hold.HOLDS_DIR / project.journal.session_id).unlink()
+    marker(project, 1).unlink()
     assert audit_hold.held(data, "autoplan") is None  # the /autoplan gate off: no hold
 
 
