@@ -40,6 +40,7 @@ COMMANDS = (
     "config",
     "explain",
     "log",
+    "audit",
     "autoplan",
     "gate",
     "settings",
@@ -73,6 +74,8 @@ install:
                      (--plugin: as a Claude Code plugin)
   doctor             check the installation: hooks, skills, Claude Code, gate switches
   config             read and change plangate's settings (get, set, list)
+  audit [SESSION]    the calls of a session plangate's hooks did not decide, every
+                     approval and who gave it, every refusal
 
 the phase publication guard (/autoplan):
   explain CODE       what a guard or skill-gate code means and what to do

@@ -119,6 +119,23 @@ def _log_is_a_folder(world: World) -> None:
     (world.state / "analytics" / "autoplan-guard.jsonl").mkdir(parents=True)
 
 
+def _audited_session(world: World, *, registered: bool) -> None:
+    """A session with one Bash call no hook decided, at ``{root}/s.jsonl``; plangate's
+    hooks registered in the user's settings when ``registered``."""
+    from plangate import hook_registry
+    from testkit.journals import Journal, use_id
+
+    journal = Journal(cwd=str(world.root))
+    journal.prompt("List the files.")
+    journal.tool_result(use_id(journal.tool_use("Bash", {"command": "ls"})), "a")
+    journal.text("Done.")
+    journal.write(world.root / "s.jsonl")
+    if registered:
+        world.claude.mkdir(parents=True, exist_ok=True)
+        hooks = hook_registry.hook_settings(False, False, workflow_contracts=True)
+        (world.claude / "settings.json").write_text(json.dumps({"hooks": hooks}))
+
+
 GOOD_CONTRACT = """[workflow]
 name = "notes"
 skills = ["draft"]
@@ -243,6 +260,23 @@ CASES = [
     Case("log", 0, ("log",), "No guard decisions logged"),
     Case("log", 1, ("log",), "is a folder, not the guard's decision log", _log_is_a_folder),
     Case("log", 2, ("log", "--bogus"), "(see `plangate log --help`)"),
+    Case(
+        "audit",
+        0,
+        ("audit", "{root}/s.jsonl"),
+        "every covered call was decided",
+        lambda world: _audited_session(world, registered=False),
+    ),
+    Case(
+        "audit",
+        1,
+        ("audit", "{root}/s.jsonl"),
+        "UNGUARDED: 2 call(s)",
+        lambda world: _audited_session(world, registered=True),
+    ),
+    Case("audit", 2, ("audit", "--bogus"), "(see `plangate audit --help`)"),
+    Case("audit", 2, ("audit", "nosuch"), "no session nosuch under"),
+    Case("audit", 3, ("audit", "{root}/bad.jsonl"), "plangate journal inspect", _bad_journal),
     Case(
         "autoplan",
         0,

@@ -33,7 +33,9 @@ def _line(result: subprocess.CompletedProcess[bytes]) -> dict[str, Any]:
     return value
 
 
-def test_with_both_gates_off_the_hook_answers_at_once_and_writes_nothing(env: Env) -> None:
+def test_with_both_gates_off_the_hook_answers_at_once_and_writes_only_its_trace(
+    env: Env,
+) -> None:
     journal = ceo_session(env)
     journal.text("Done.")
     payload = env.payload(journal)
@@ -42,7 +44,8 @@ def test_with_both_gates_off_the_hook_answers_at_once_and_writes_nothing(env: En
             payload, event, PLANGATE_CEO_REVIEW_GATE="off", PLANGATE_AUTOPLAN_GATE="off"
         )
         assert _line(result) == {}
-    assert not env.state.exists()
+    written = [path for path in env.state.rglob("*") if path.is_file()]
+    assert written == [env.state / "analytics" / "hook-calls.jsonl"]  # plangate audit's
 
 
 def test_a_blocked_stop_and_a_released_one(env: Env) -> None:

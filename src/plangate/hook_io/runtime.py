@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 from plangate import jsonio
 from plangate.hook_io.protocol import PAYLOAD_MAX_BYTES
@@ -107,14 +108,21 @@ def run_process(main: Callable[[], int], defer: bool = True) -> NoReturn:
     and tens of milliseconds after a long journal was read, for nothing: plangate writes its
     files through descriptors it closes (:mod:`plangate.files`, the logs), so no buffer holds
     anything the teardown would write. With ``defer`` false, deferred work is done before
-    the process ends (a process that is itself in the background)."""
+    the process ends (a process that is itself in the background). Every call leaves one
+    line in the hook-call trace after its answer (:mod:`plangate.hook_io.trace`), the fast
+    ``{}`` ones too, so that ``plangate audit`` can tell a call no hook decided."""
     from plangate import deferred
+    from plangate.hook_io import trace
 
+    began = time.time()
     if defer:
         deferred.accept()
+    kept = trace.keep() if defer else None  # a background process is no hook call
     code = main()
     _flush(sys.stdout)
     _flush(sys.stderr)
+    if kept is not None:
+        trace.record(kept[0], kept[1], code, main.__module__, began)
     from plangate.hook_io import code_cache
 
     code_cache.after_answer()

@@ -1,9 +1,10 @@
 """The skill gates' Stop hook: ``python -m plangate.hooks.stop``.
 
 Holds the final stop of a session that loaded /plan-ceo-review or /autoplan until the run
-meets its gate (``docs/skill-gates.md``). Reads the switches on every call: with both gates
-off it prints ``{}`` and loads nothing else. Always exits 0; a gate that breaks records an
-error marker and lets the stop through.
+meets its gate (``docs/skill-gates.md``); an /autoplan session whose calls went
+unguarded has its stop held once first (:mod:`plangate.audit_hold`). Reads the switches on
+every call: with both gates off it prints ``{}`` and loads nothing else. Always exits 0; a
+gate that breaks records an error marker and lets the stop through.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from plangate.gates.gate import STOP
 
 
 def main() -> int:
-    return run_gate_hook(STOP)
+    from plangate.audit_hold import AUTOPLAN, run_with_hold
+
+    return run_with_hold(AUTOPLAN, lambda: run_gate_hook(STOP))
 
 
 if __name__ == "__main__":

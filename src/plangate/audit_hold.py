@@ -1,0 +1,233 @@
+"""The final stop of a session in a workflow is held once when calls went unguarded.
+
+Called first by the Stop hooks (:mod:`plangate.hooks.contract_stop` for a workflow
+contract, :mod:`plangate.hooks.stop` for /autoplan) through :func:`run_with_hold`: the
+payload is read, and when the session is in a workflow (a contract's phase is current, or
+/autoplan was loaded while the /autoplan gate is on) and :func:`plangate.audit.audit` finds
+tool calls that a registered plangate hook covers and none decided (the hooks were switched
+off with ``disableAllHooks``, removed, crashed or timed out), the stop is held with
+``unguarded_calls``, naming a few of them and counting the rest. The hold is recorded by a
+marker, ``<state root>/audit-holds/<session>.<count>``, created with ``O_EXCL`` (two Stop
+hooks that run at once hold once between them), so the next stop goes through; a later stop
+with more unguarded calls (the hooks switched off again) is held again, once. Anything that fails
+here lets the stop go on to the gate as before.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, BinaryIO
+
+    from plangate.journal.events import Event
+
+HOLDS_DIR = "audit-holds"
+NAMED = 3
+"""How many unguarded calls the hold names; the rest are counted."""
+READ_SECONDS = 4.0
+"""The journal read's bound; the gate that runs next has its own."""
+RAW_MAX_BYTES = 256 * 1024 * 1024
+"""An /autoplan session is told by its bytes first (a search, no parse), up to this much."""
+CONTRACT = "contract"
+AUTOPLAN = "autoplan"
+AUTOPLAN_SKILLS = ("autoplan", "plangate:autoplan")
+
+
+class Replay:
+    """A binary stream that gives ``data`` again, then the rest of ``rest``."""
+
+    def __init__(self, data: bytes, rest: BinaryIO) -> None:
+        self.data = data
+        self.rest = rest
+
+    def read(self, size: int = -1) -> bytes:
+        if size is None or size < 0:
+            data, self.data = self.data, b""
+            return data + self.rest.read()
+        if self.data:
+            data, self.data = self.data[:size], self.data[size:]
+            if len(data) < size:
+                data += self.rest.read(size - len(data))
+            return data
+        return self.rest.read(size)
+
+
+class _Stdin:
+    def __init__(self, wrapped: object, buffer: Replay) -> None:
+        self.wrapped = wrapped
+        self.buffer = buffer
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.wrapped, name)
+
+
+def run_with_hold(kind: str, gate: Callable[[], int]) -> int:
+    """Hold the stop for unguarded calls, or run ``gate`` on the same payload."""
+    try:
+        from plangate.gates.entry import PAYLOAD_MAX_BYTES
+
+        stdin = sys.stdin
+        data = stdin.buffer.read(PAYLOAD_MAX_BYTES + 1)
+        sys.stdin = _Stdin(stdin, Replay(data, stdin.buffer))
+        output = held(data, kind) if len(data) <= PAYLOAD_MAX_BYTES else None
+    except Exception:  # noqa: BLE001 - the hold never stands in the gate's way
+        output = None
+    if output is None:
+        return gate()
+    from plangate import jsonio
+
+    try:
+        sys.stdout.write(jsonio.dumps(output) + "\n")
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def held(data: bytes, kind: str, state_root: str | None = None) -> dict[str, object] | None:
+    """The block output for this Stop payload, or None to let the gates decide."""
+    from plangate import jsonio
+
+    try:
+        payload = jsonio.loads(data.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(payload, dict) or payload.get("hook_event_name") != "Stop":
+        return None
+    session = payload.get("session_id")
+    transcript = payload.get("transcript_path")
+    cwd = payload.get("cwd")
+    if not (isinstance(session, str) and isinstance(transcript, str) and isinstance(cwd, str)):
+        return None
+    from plangate.journal.identity import valid_session_id
+
+    if not valid_session_id(session) or not os.path.isabs(cwd):
+        return None
+    project = os.path.normpath(os.environ.get("CLAUDE_PROJECT_DIR") or cwd)
+    root = state_root
+    if root is None:
+        from plangate import locations
+
+        root = locations.state_root()
+    if kind == CONTRACT:
+        from plangate.hooks.contract_pre_tool_use import covered
+
+        if not covered(project):
+            return None
+    elif not _autoplan_gate_on() or not _mentions(transcript, b"autoplan"):
+        return None  # no /autoplan in the session: no journal parse on an ordinary stop
+    events = _events(transcript, session)
+    if events is None or not in_workflow(events, kind, project, cwd):
+        return None
+    from plangate import audit
+
+    report = audit.audit(
+        events,
+        session,
+        transcript,
+        project=project,
+        cwd=cwd,
+        state_root=root,
+        stops=False,
+        subagents=audit.subagent_events(transcript, session),
+    )
+    calls = [call for call in report.unguarded if call.kind == "tool"]
+    if not calls or not _mark(root, marker_name(session, len(calls))):
+        return None
+    return block(calls, root)
+
+
+def _autoplan_gate_on() -> bool:
+    """The /autoplan gate's switch (with it off, the skill gates' Stop hook loads nothing)."""
+    from plangate import config
+    from plangate.errors import ConfigError
+    from plangate.hook_registry import AUTOPLAN_GATE
+
+    try:
+        return bool(config.gate_switch(AUTOPLAN_GATE)[0])
+    except ConfigError:
+        return True  # a broken switch: the gate records it, and the hold stands
+
+
+def _mentions(path: str, word: bytes) -> bool:
+    from plangate.files import read_nofollow
+
+    try:
+        return word in read_nofollow(path, RAW_MAX_BYTES)
+    except OSError:
+        return False
+
+
+def _events(transcript: str, session: str) -> list[Event] | None:
+    from plangate.hook_io.runtime import within
+    from plangate.journal import read_journal
+
+    verdict = within(READ_SECONDS, lambda: read_journal(transcript, session_id=session, full=True))
+    if verdict is None or not verdict.ready:
+        return None
+    return verdict.events
+
+
+def in_workflow(events: list[Event], kind: str, project: str, cwd: str) -> bool:
+    """A contract's phase is current (``contract``), or /autoplan was loaded (``autoplan``)."""
+    from plangate.journal.events import HumanTurn, ToolUse
+
+    if kind == AUTOPLAN:
+        for event in events:
+            if isinstance(event, HumanTurn) and event.command in AUTOPLAN_SKILLS:
+                return True
+            if isinstance(event, ToolUse) and event.name == "Skill" and event.input:
+                skill = event.input.get("skill")
+                if skill in AUTOPLAN_SKILLS:
+                    return True
+        return False
+    from plangate.contracts import evaluate, state
+
+    contracts = evaluate.applying(project).contracts
+    session = state.fold(events, contracts, cwd, project)
+    return session.contract is not None and session.current is not None
+
+
+def marker_name(session: str, count: int) -> str:
+    """The hold's marker for ``count`` unguarded calls in ``session``."""
+    return f"{session}.{count}"
+
+
+def _mark(root: str, name: str) -> bool:
+    """Record the hold; False when another stop hook recorded it first (or it cannot be)."""
+    from plangate.state_folders import CLOEXEC, NOFOLLOW, state_folder
+
+    try:
+        folder = state_folder(HOLDS_DIR, root=root)
+        fd = os.open(
+            os.path.join(folder, name),
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | CLOEXEC | NOFOLLOW,
+            0o600,
+        )
+    except OSError:
+        return False
+    os.close(fd)
+    return True
+
+
+def detail(calls: list[Any]) -> str:
+    """A few of the unguarded calls by name, then how many more."""
+    named = "; ".join(f"{call.name} {call.id}" for call in calls[:NAMED])
+    rest = len(calls) - NAMED
+    more = f"; and {rest} more" if rest > 0 else ""
+    return f"{len(calls)} unguarded: {named}{more}"
+
+
+def block(calls: list[Any], root: str) -> dict[str, object]:
+    from plangate.guard import log, reasons
+    from plangate.guard.defence_codes import UNGUARDED_CALLS
+    from plangate.hook_io.protocol import block_stop
+
+    text = detail(calls)
+    decision = reasons.Decision.deny(UNGUARDED_CALLS, detail=text)
+    log.append_decision(decision, state_root=root, extra={"event": "stop"})
+    return block_stop(reasons.deny_reason(UNGUARDED_CALLS, None, text))
