@@ -42,7 +42,7 @@ LAYERS: list[set[str]] = [
     # the agents, and the real CLI offline
     {"agents", "harness"},
     # runs, installing, the viewer
-    {"runs", "install", "web"},
+    {"runs", "install", "web", "audit", "audit_hold"},
     # the demo's scenes
     {"demo"},
     # entry points

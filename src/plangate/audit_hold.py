@@ -114,7 +114,7 @@ def held(data: bytes, kind: str, state_root: str | None = None) -> dict[str, obj
 
         root = locations.state_root()
     if kind == CONTRACT:
-        from plangate.hooks.contract_pre_tool_use import covered
+        from plangate.contracts.discovery import covered
 
         if not covered(project):
             return None

@@ -157,3 +157,26 @@ def applying(found: list[Found]) -> tuple[list[model.Contract], list[Found]]:
     contracts = [f.contract for f in found if f.applies and f.contract is not None]
     broken = [f for f in found if f.applies and f.error is not None]
     return contracts, broken
+
+
+def covered(project: str) -> bool:
+    """Whether any contract applies (or would, but does not parse) in ``project``: one that is
+    not the library's, or a library contract whose skills are installed here. The hooks' first
+    question (a few ``stat`` calls and the contracts cache)."""
+    from plangate.contracts import compiled
+
+    found = candidates(project)
+    if any(item.origin != LIBRARY for item in found):
+        return True
+    cache = compiled.Cache()
+    try:
+        for item in found:
+            try:
+                contract = cache.load(item.path)
+            except Exception:  # noqa: BLE001 - a shipped contract that fails is tested for
+                continue
+            if installed_skill(contract, project) is not None:
+                return True
+        return False
+    finally:
+        cache.save()

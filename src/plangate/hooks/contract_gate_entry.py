@@ -12,7 +12,6 @@ import sys
 from plangate import jsonio
 from plangate.gates.entry import FALLBACK, read_payload
 from plangate.hook_io import runtime
-from plangate.hooks.contract_pre_tool_use import covered
 
 
 def _alarm(seconds: float) -> object:
@@ -28,6 +27,8 @@ def run_contract_gate(event: str) -> int:
         if isinstance(payload, dict):
             cwd = payload.get("cwd")
             project = os.environ.get("CLAUDE_PROJECT_DIR") or cwd
+            from plangate.contracts.discovery import covered
+
             if isinstance(project, str) and os.path.isabs(project) and covered(project):
                 from plangate.contracts import stop_gate
 

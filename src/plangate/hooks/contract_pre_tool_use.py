@@ -46,27 +46,6 @@ def paths_of(tool: str, tool_input: dict[str, object], cwd: str) -> list[str] | 
     return [os.path.normpath(path if os.path.isabs(path) else os.path.join(cwd, path))]
 
 
-def covered(project: str) -> bool:
-    """Whether any contract applies (or would, but does not parse) in ``project``."""
-    from plangate.contracts import compiled, discovery
-
-    found = discovery.candidates(project)
-    if any(item.origin != discovery.LIBRARY for item in found):
-        return True
-    cache = compiled.Cache()
-    try:
-        for item in found:
-            try:
-                contract = cache.load(item.path)
-            except Exception:  # noqa: BLE001 - a shipped contract that fails is tested for
-                continue
-            if discovery.installed_skill(contract, project) is not None:
-                return True
-        return False
-    finally:
-        cache.save()
-
-
 def decide(payload: Payload) -> Output:
     tool = payload.get("tool_name")
     if payload.get("hook_event_name") != "PreToolUse" or tool not in TOOLS:
@@ -79,6 +58,8 @@ def decide(payload: Payload) -> Output:
     if paths == []:
         return {}  # a Bash command that writes no file, or a write naming none
     project = os.environ.get("CLAUDE_PROJECT_DIR") or cwd
+    from plangate.contracts.discovery import covered
+
     if not covered(os.path.normpath(project)):
         return {}
     from plangate.contracts import evaluate

@@ -15,7 +15,6 @@ import sys
 
 from plangate import jsonio
 from plangate.hook_io.runtime import HookInputError, read_payload
-from plangate.hooks.contract_pre_tool_use import covered
 
 BLOCK = 2
 EVENT = "UserPromptExpansion"
@@ -32,6 +31,8 @@ def decide(payload: dict[str, object]) -> str | None:
     if not isinstance(cwd, str) or not os.path.isabs(cwd):
         return None
     project = os.environ.get("CLAUDE_PROJECT_DIR") or cwd
+    from plangate.contracts.discovery import covered
+
     if not covered(os.path.normpath(project)):
         return None
     from plangate.contracts import evaluate
