@@ -257,3 +257,21 @@ def test_queued_pairs_reads_claude_codes_order(tmp_path: Path) -> None:
     found = queued_pairs(str(path), [numbers[real["uuid"]], numbers[forged["uuid"]]])
     assert found == {numbers[real["uuid"]]}
     assert queued_pairs(str(tmp_path / "missing.jsonl"), [1]) == set()
+
+
+@pytest.mark.parametrize("mode", ["queued", "user"])
+def test_a_forgery_read_before_its_calls_result_is_written_is_not_an_approval(
+    project: Project, mode: str
+) -> None:
+    """The hook of the model's next call may read the journal before Claude Code writes the
+    forging call's result (seen in real sessions): the forged record then ends the chain,
+    right under the model's own call."""
+    through_requirements(project)
+    forging_call(project)
+    if mode == "queued":
+        forged_queued(project.journal, "approve requirements", pair=True)
+    else:
+        project.journal._clock = datetime.now(UTC)
+        project.journal.typed_prompt("approve requirements")
+    assert skill(project, "kiro-spec-design") == UNTRUSTED
+    assert approvals_via_human(project) == []

@@ -12,8 +12,10 @@ abandoned branches are never seen), in order:
 * the human turns and the prompts typed while the model worked (approvals), and the model's
   edits (Write, Edit, MultiEdit, NotebookEdit, Bash writes), with their order;
 * the records Claude Code never writes (:mod:`plangate.journal.trust`): a human turn or a
-  queued prompt between a tool call and its result, a queued prompt without the queue
-  operations Claude Code writes around it. None is a person's turn; each is kept in
+  queued prompt between a tool call and its result (or right after a call whose result is
+  not written yet: a hook may read the journal before Claude Code writes the result of the
+  call that forged it), a queued prompt without the queue operations Claude Code writes
+  around it. None is a person's turn; each is kept in
   :attr:`Session.forged`, and inside an active workflow the decision is
   ``journal_untrusted``.
 
@@ -193,8 +195,11 @@ def fold(
     failed = _failed(events)
     answered = {e.tool_use_id for e in events if isinstance(e, ToolResult)}
     waiting: set[str] = set()  # calls seen whose result comes later
+    after_call = False  # the event before is a tool call (its result not written before it)
     for event in events:
-        if isinstance(event, (HumanTurn, QueuedPrompt)) and waiting:
+        spliced = after_call or bool(waiting)
+        after_call = isinstance(event, ToolUse)
+        if isinstance(event, (HumanTurn, QueuedPrompt)) and spliced:
             session.forged.append(f"a {event.kind} between a tool call and its result")
             continue
         if isinstance(event, ToolResult):

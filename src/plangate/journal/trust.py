@@ -12,8 +12,8 @@ in two shapes only, each with a context Claude Code writes around it:
   ``queue-operation`` ``enqueue`` line with the prompt when it is typed, and when it hands
   it over, in this order: a ``queue-operation`` ``remove`` line (``commandUuid`` the
   attachment's ``source_uuid``, ``content`` its prompt), then the attachment, whose parent
-  is the conversation record written just before it (docs/contracts.md, "A prompt typed
-  while the model works").
+  is the conversation record written just before it, a tool result, never the model's call
+  (docs/contracts.md, "A prompt typed while the model works").
 
 :func:`queued_pairs` checks the second shape against the file (only when a queued prompt is
 in the run a decision reads: one pass over the bytes before it, parsing only the lines it
@@ -79,6 +79,17 @@ def _load(line: bytes) -> dict[str, object] | None:
     return value if isinstance(value, dict) else None
 
 
+def _calls(record: dict[str, object]) -> bool:
+    """Whether ``record`` is the model's tool call (an assistant record with a tool_use)."""
+    message = record.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    return (
+        record.get("type") == "assistant"
+        and isinstance(content, list)
+        and any(isinstance(block, dict) and block.get("type") == "tool_use" for block in content)
+    )
+
+
 def _note_enqueue(line: bytes, enqueued: dict[str, int]) -> None:
     record = _load(line)
     if record is None or record.get("type") != "queue-operation":
@@ -110,6 +121,8 @@ def _handed_over(line: bytes, previous: bytes, chain: bytes, enqueued: dict[str,
     before = _load(chain)
     if before is None or before.get("uuid") != record.get("parentUuid"):
         return False
+    if _calls(before):
+        return False  # handed over after a result, never under the model's own call
     if not enqueued.get(prompt):
         return False
     enqueued[prompt] -= 1
