@@ -25,11 +25,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from plangate.harness.claude import ClaudeResult
-from plangate.harness.standin import tool_use
-from plangate.harness.standin.script import ToolUse
-from tests.e2e.test_contract_sessions import (  # noqa: F401 - cc_sdd and kit: the fixtures
+from test_contract_sessions import (  # noqa: F401 - cc_sdd and kit: the fixtures
     FEATURE,
     REQUIREMENTS,
     Kit,
@@ -39,6 +35,10 @@ from tests.e2e.test_contract_sessions import (  # noqa: F401 - cc_sdd and kit: t
     spec_json,
     write,
 )
+
+from plangate.harness.claude import ClaudeResult
+from plangate.harness.standin import tool_use
+from plangate.harness.standin.script import ToolUse
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(400)]
 
