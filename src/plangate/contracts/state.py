@@ -31,6 +31,7 @@ import os
 from plangate.contracts import bash_writes
 from plangate.contracts.entries import entered_by
 from plangate.contracts.templates import absolute, extract
+from plangate.journal import trust
 from plangate.journal.events import HumanTurn, QueuedPrompt, ToolResult, ToolUse
 
 TYPE_CHECKING = False
@@ -193,18 +194,11 @@ def fold(
     surround (:func:`plangate.journal.trust.queued_pairs`); None counts none of them."""
     session = Session()
     failed = _failed(events)
-    answered = {e.tool_use_id for e in events if isinstance(e, ToolResult)}
-    waiting: set[str] = set()  # calls seen whose result comes later
-    after_call = False  # the event before is a tool call (its result not written before it)
+    forged = trust.forged(events, paired)
     for event in events:
-        spliced = after_call or bool(waiting)
-        after_call = isinstance(event, ToolUse)
-        if isinstance(event, (HumanTurn, QueuedPrompt)) and spliced:
-            session.forged.append(f"a {event.kind} between a tool call and its result")
-            continue
-        if isinstance(event, ToolResult):
-            waiting.discard(event.tool_use_id)
-            continue
+        if forged and event.order in forged:
+            session.forged.append(forged[event.order])
+            continue  # never a person's turn
         if isinstance(event, HumanTurn):
             if event.command:
                 _invoke(session, contracts, event.command, event.arguments or "", TYPED, event)
@@ -214,15 +208,10 @@ def fold(
             session.turns.append(Turn(event.order, event.timestamp, text))
             continue
         if isinstance(event, QueuedPrompt):  # typed while the model worked: may approve
-            if paired is None or event.record not in paired:
-                session.forged.append("a queued prompt without Claude Code's queue operations")
-                continue
             session.turns.append(Turn(event.order, event.timestamp, event.text or ""))
             continue
         if not isinstance(event, ToolUse):
             continue
-        if event.tool_use_id in answered:
-            waiting.add(event.tool_use_id)
         if event.tool_use_id == skip:
             continue
         if event.tool_use_id in failed or event.input is None:

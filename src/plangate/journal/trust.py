@@ -27,10 +27,13 @@ from __future__ import annotations
 
 from plangate import jsonio
 from plangate.journal.codes import COMPETING_ROOT, CYCLE
+from plangate.journal.events import ToolResult, ToolUse
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Collection
+    from collections.abc import Collection, Container
+
+    from plangate.journal.events import Event
 
 UNTRUSTED_REASONS = frozenset({CYCLE, COMPETING_ROOT})
 """Reader refusals for shapes Claude Code never writes: parent links that loop, two roots or a
@@ -38,6 +41,36 @@ record id used twice. Inside an active workflow they deny (``journal_untrusted``
 
 _QUEUE = b'"queue-operation"'
 _CHAIN = b'"parentUuid"'
+
+
+SPLICED = "a {kind} between a tool call and its result"
+UNPAIRED = "a queued prompt without Claude Code's queue operations"
+_WORDS = frozenset({"human_turn", "queued_prompt"})
+
+
+def forged(events: list[Event], paired: Container[int] | None) -> dict[int, str]:
+    """The person's words among ``events`` (the live chain, in order) that Claude Code would
+    not have written, by event order, each with what it is: a human turn or queued prompt
+    between a tool call and its result, or right after a call (its result not written
+    before it: a hook may read the journal between a forging call's append and its result);
+    a queued prompt whose line is not in ``paired`` (:func:`queued_pairs`; None: none is)."""
+    answered = {event.tool_use_id for event in events if isinstance(event, ToolResult)}
+    found: dict[int, str] = {}
+    waiting: set[str] = set()  # calls seen whose result comes later
+    after_call = False
+    for event in events:
+        kind = event.kind
+        if kind in _WORDS:
+            if after_call or waiting:
+                found[event.order] = SPLICED.format(kind=kind.replace("_", " "))
+            elif kind == "queued_prompt" and (paired is None or event.record not in paired):
+                found[event.order] = UNPAIRED
+        elif isinstance(event, ToolResult):
+            waiting.discard(event.tool_use_id)
+        elif isinstance(event, ToolUse) and event.tool_use_id in answered:
+            waiting.add(event.tool_use_id)
+        after_call = kind == "tool_use"
+    return found
 
 
 def queued_pairs(path: str, lines: Collection[int]) -> set[int]:
