@@ -282,9 +282,11 @@ def test_setup_keeps_the_good_versions_without_warming_the_hooks_cache(project: 
     found = entries.survey(str(project.dir), record=True)
     assert "notes" in [contract.name for contract in found.contracts] and not found.broken
     cache = json.loads(Path(compiled.cache_path()).read_text())
-    assert cache["entries"][str(path)] == {
+    kept = cache["entries"][str(path)]
+    assert len(kept.pop(compiled.SEAL)) == 64
+    assert kept == {
         "fallback": {"kind": "good", "contract": compiled.to_dict(load_file(str(path)))}
-    }  # no stamp: the hook parses the file itself
+    }  # no digest: the hook parses the file itself
 
     path.write_text(BROKEN_SYNTAX)
     found = entries.survey(str(project.dir))

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from plangate.gates import markers as mk
+from plangate.gates import timing
 from testkit.clock import FakeClock
 from testkit.journals import use_id
 from tests.gates.conftest import (
@@ -352,7 +353,10 @@ def test_the_switch_comes_from_the_config_when_the_environment_is_silent(env: En
     config.set("ceo_review_gate", True, path=str(env.state / "config.json"))
     assert env.decide(env.payload(journal))["decision"] == "block"
     journal.text("Done again.")
-    assert env.decide(env.payload(journal), PLANGATE_CEO_REVIEW_GATE="off") == {}
+    # A settings file's env reaches the hooks: "off" there never turns off what the config
+    # turns on (issue 32).
+    output = env.decide(env.payload(journal), PLANGATE_CEO_REVIEW_GATE="off")
+    assert output["decision"] == "block"
 
 
 def test_an_unreadable_switch_is_recorded_and_the_stop_goes_through(env: Env) -> None:
@@ -385,7 +389,10 @@ def test_the_settle_wait_sees_a_load_written_late(env: Env) -> None:
     assert clock.sleeps == 6  # it read again until the late lines came, then stopped
 
 
-def test_an_unsettled_transcript_is_judged_as_it_is_after_the_budget(env: Env) -> None:
+def test_an_unsettled_transcript_is_judged_as_it_is_after_the_budget(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(timing, "MIN_DEADLINE_MS", 0)  # below the floor: a timeout
     journal = ceo_session(env)
     journal.text("Old text.")
     payload = env.payload(journal, last_assistant_message="A message never written.")

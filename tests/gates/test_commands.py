@@ -13,7 +13,7 @@ from plangate import hook_registry
 from plangate.commands.gates import hook_timeout
 from plangate.commands.report import report
 from plangate.commands.settings import settings
-from plangate.gates import session_record
+from plangate.gates import session_record, timing
 from tests.gates.conftest import RANKED, Env, ceo_session, write_file
 
 PYTHON = "/opt/venv/bin/python"
@@ -125,7 +125,8 @@ def test_report_a_session_that_never_fired_is_not_armed(env: Env) -> None:
     assert code == 2 and journal.session_id in out
 
 
-def test_report_errored_wins(env: Env) -> None:
+def test_report_errored_wins(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(timing, "MIN_DEADLINE_MS", 0)  # below the floor: a timeout
     journal = ceo_session(env)
     journal.text("Done.")
     env.decide(env.payload(journal), PLANGATE_SKILL_GATE_DEADLINE_MS="1")

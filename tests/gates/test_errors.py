@@ -13,7 +13,7 @@ import pytest
 
 from plangate import files
 from plangate.gates import markers as mk
-from plangate.gates import session_record, skill_loads, stop_hook
+from plangate.gates import session_record, skill_loads, stop_hook, timing
 from tests.gates.conftest import Env, ceo_session
 
 
@@ -78,7 +78,8 @@ def test_gate_transcript_for_a_load_without_timestamp(env: Env) -> None:
     assert error["code"] == "GATE_TRANSCRIPT" and "timestamp" in error["why"]
 
 
-def test_gate_timeout_when_the_deadline_passes(env: Env) -> None:
+def test_gate_timeout_when_the_deadline_passes(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(timing, "MIN_DEADLINE_MS", 0)  # below the floor: a timeout
     payload = _armed(env)
     output, stderr = _decide(env, payload, PLANGATE_SKILL_GATE_DEADLINE_MS="1")
     assert _error(output)["code"] == "GATE_TIMEOUT"

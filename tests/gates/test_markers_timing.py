@@ -99,7 +99,9 @@ def test_trace_log_never_raises(tmp_path: Path) -> None:
         ("abc", 5000),
         ("0", 5000),
         ("-5", 5000),
-        ("1500", 1500),
+        ("1", 3000),  # the floor: a settings file's env must not switch the gate off
+        ("1500", 3000),
+        ("4500", 4500),
         ("20000", 20000),
         ("90000", 20000),
     ],

@@ -2,10 +2,15 @@
 
 Parsing TOML imports ``tomllib`` (and with it ``re`` and ``typing``: about 30 ms on a busy
 two-core machine), too much for every tool call. A contract parsed once is kept as JSON in
-``<state root>/cache/contracts.json``, keyed by its path, size and modification time; a
-changed file is parsed again. A contract that fails to parse is kept as its error, so the
-hook reports it (``contract_invalid``) on every call until it is fixed. The cache is only a
-cache: unreadable, it is rebuilt; unwritable, every call parses.
+``<state root>/cache/contracts.json``, keyed by its path and the SHA-256 of the file's bytes
+(not its size and modification time, which a rewrite can keep); a changed file is parsed
+again. Each entry is sealed: a SHA-256 over the file's digest and everything the entry holds
+(the parse, an error, the fallbacks), so an entry rewritten by hand (a strict contract made
+lax in the cache while the TOML stays strict) does not match and the file is parsed again.
+The seal is no secret: code that recomputes it can still forge an entry, which only a state
+root the agent cannot write excludes (docs/threat-model.md). A contract that fails to parse
+is kept as its error, so the hook reports it (``contract_invalid``) on every call until it is
+fixed. The cache is only a cache: unreadable, it is rebuilt; unwritable, every call parses.
 
 Beside its error, a broken contract keeps a *fallback*: the last version of the file that
 parsed (:data:`GOOD`; the hook's own earlier parse, or the one ``plangate setup`` derived
@@ -31,7 +36,9 @@ if TYPE_CHECKING:
 
 CACHE_DIR = "cache"
 CACHE_NAME = "contracts.json"
-SCHEMA = 1
+SCHEMA = 2
+SEAL = "seal"
+_SEAL_TAG = b"plangate contracts cache 2\n"
 GOOD = "good"
 """A fallback that is the last version of the file that parsed."""
 SALVAGED = "salvaged"
@@ -63,16 +70,19 @@ class Cache:
     def load(self, path: str) -> model.Contract:
         """The contract at ``path`` (:class:`ContractError` as the loader raises it)."""
         try:
-            info = os.stat(path)
+            with open(path, "rb") as handle:
+                data = handle.read()
         except OSError as error:
             raise ContractError(
                 f"cannot read the contract: {error.strerror or error}",
                 "check the path and its permissions",
                 path=path,
             ) from None
-        stamp = [info.st_size, info.st_mtime_ns]
-        entry = self.entries.get(path)
-        if isinstance(entry, dict) and entry.get("stamp") == stamp:
+        from plangate.autoplan.layout import sha256_hex
+
+        digest = sha256_hex(data)
+        entry = self._sealed(path)
+        if entry is not None and entry.get("digest") == digest:
             try:
                 return _from_entry(entry, path)
             except (KeyError, TypeError, ValueError):
@@ -84,18 +94,33 @@ class Cache:
         except ContractError as error:
             good = _good_before(entry)
             salvaged = _salvaged(path)
-            self.entries[path] = {
-                "stamp": stamp,
+            broken: dict[str, Any] = {
+                "digest": digest,
                 "error": {"message": error.message, "remedy": error.remedy, "line": error.line},
                 "fallback": good or salvaged,
             }
             if good is not None and salvaged is not None:
-                self.entries[path][SALVAGED] = salvaged
-            self.changed = True
+                broken[SALVAGED] = salvaged
+            self._keep(path, broken)
             raise
-        self.entries[path] = {"stamp": stamp, "contract": to_dict(contract)}
-        self.changed = True
+        self._keep(path, {"digest": digest, "contract": to_dict(contract)})
         return contract
+
+    def _sealed(self, path: str) -> dict[str, Any] | None:
+        """The entry kept for ``path`` when its seal matches what it holds (None: no entry,
+        or one rewritten since plangate wrote it)."""
+        entry = self.entries.get(path)
+        if not isinstance(entry, dict):
+            return None
+        body = {key: value for key, value in entry.items() if key != SEAL}
+        try:
+            return entry if entry.get(SEAL) == _seal(body) else None
+        except (TypeError, ValueError):
+            return None
+
+    def _keep(self, path: str, body: dict[str, Any]) -> None:
+        self.entries[path] = {**body, SEAL: _seal(body)}
+        self.changed = True
 
     def fallback(self, path: str) -> tuple[model.Contract, str] | None:
         """The first fallback of the broken contract at ``path`` and its kind (:data:`GOOD`,
@@ -106,8 +131,8 @@ class Cache:
     def fallbacks(self, path: str) -> list[tuple[model.Contract, str]]:
         """Every fallback kept for the broken contract at ``path``: its good version and the
         entries the broken file names, either or both (none: the file is not broken)."""
-        entry = self.entries.get(path)
-        if not isinstance(entry, dict):
+        entry = self._sealed(path)
+        if entry is None:
             return []
         found: list[tuple[model.Contract, str]] = []
         for kept in (entry.get("fallback"), entry.get(SALVAGED)):
@@ -125,18 +150,16 @@ class Cache:
         as it is; anything else is replaced by the fallback alone, so the next hook call
         parses the file itself (setup leaves the hook's cache as cold as it found it)."""
         try:
-            info = os.stat(path)
+            with open(path, "rb") as handle:
+                data = handle.read()
         except OSError:
             return
-        entry = self.entries.get(path)
-        if (
-            isinstance(entry, dict)
-            and entry.get("stamp") == [info.st_size, info.st_mtime_ns]
-            and "contract" in entry
-        ):
+        from plangate.autoplan.layout import sha256_hex
+
+        entry = self._sealed(path)
+        if entry is not None and entry.get("digest") == sha256_hex(data) and "contract" in entry:
             return
-        self.entries[path] = {"fallback": {"kind": GOOD, "contract": to_dict(contract)}}
-        self.changed = True
+        self._keep(path, {"fallback": {"kind": GOOD, "contract": to_dict(contract)}})
 
     def save(self) -> None:
         if not self.changed:
@@ -150,6 +173,13 @@ class Cache:
         except (OSError, ValueError):
             pass  # only a cache
         self.changed = False
+
+
+def _seal(body: dict[str, Any]) -> str:
+    """The SHA-256 that ties an entry's parts together (module docstring)."""
+    from plangate.autoplan.layout import sha256_hex
+
+    return sha256_hex(_SEAL_TAG + jsonio.dumps(body).encode("utf-8"))
 
 
 def _good_before(entry: object) -> dict[str, Any] | None:

@@ -11,7 +11,7 @@ import os
 import time
 
 from plangate import locations
-from plangate.contracts import compiled, contents, discovery, entries, rules, state
+from plangate.contracts import compiled, contents, discovery, entries, rules, state, untrusted
 from plangate.contracts.tracking import RunTracker
 from plangate.guard import contract_codes as codes
 from plangate.guard import log, reasons
@@ -227,11 +227,55 @@ def session_of(
     workflow's first phase: no earlier phase to check, no approval to look for).
     ``settle``: :func:`read_events`'s."""
     read = read_events(payload, project, tracker_for(contracts, cwd, project), settle)
-    session = state.fold(read.events, contracts, cwd, project, skip=_id(payload))
+    session = _fold(payload, read, contracts, cwd, project)
     if whole and read.windowed and session.contract is None:
         read = read_events(payload, project, settle=settle)
-        session = state.fold(read.events, contracts, cwd, project, skip=_id(payload))
+        session = _fold(payload, read, contracts, cwd, project)
     return session, read
+
+
+def _fold(
+    payload: dict[str, Any], read: Read, contracts: list[Contract], cwd: str, project: str
+) -> state.Session:
+    """:func:`state.fold` with the queued prompts Claude Code's queue operations surround."""
+    lines = [event.record for event in read.events if event.kind == "queued_prompt"]
+    paired: set[int] = set()
+    transcript = payload.get("transcript_path")
+    if lines and isinstance(transcript, str):
+        from plangate.journal.trust import queued_pairs
+
+        paired = queued_pairs(transcript, lines)
+    return state.fold(read.events, contracts, cwd, project, skip=_id(payload), paired=paired)
+
+
+def untrusted_ruling(
+    payload: dict[str, Any],
+    session: state.Session,
+    read: Read,
+    ruling: rules.Ruling,
+    *,
+    entry: bool = True,
+) -> rules.Ruling:
+    """``journal_untrusted`` for a call inside an active workflow whose journal holds what
+    Claude Code never writes (:mod:`.untrusted`); otherwise ``ruling``, and a phase entry
+    it lets start (or a run the fold found) marks the session active."""
+    session_id = payload.get("session_id")
+    if untrusted.refused_reason(read.problem):
+        assert read.problem is not None
+        workflow = untrusted.active_workflow(session_id)
+        if workflow is not None:
+            detail = untrusted.refusal_detail(read.problem)
+            return rules.Ruling(untrusted.CODE, workflow, ruling.phase, detail)
+    elif session.contract is not None and session.forged:
+        detail = untrusted.forged_detail(session)
+        current = session.current
+        phase = ruling.phase or (current.name if current is not None else "?")
+        return rules.Ruling(untrusted.CODE, session.contract.name, phase, detail)
+    starts = entry and ruling.code in (None, codes.CONTRACT_UNVERIFIED)
+    if session.contract is not None or starts:
+        name = session.contract.name if session.contract is not None else ruling.workflow
+        untrusted.mark_active(session_id, name)
+    return ruling
 
 
 def settles(ruling: rules.Ruling, read: Read) -> bool:
@@ -318,7 +362,7 @@ def entry_ruling(
             payload, project, found.contracts, cwd, whole=not first, settle=read.until
         )
         ruling = _entry(contract, phase, session, project, values, read)
-    return ruling, read.version
+    return untrusted_ruling(payload, session, read, ruling), read.version
 
 
 def _entry(
@@ -369,6 +413,7 @@ def call_entry(payload: dict[str, Any]) -> Output:
         if settle is not None or not settles(ruling, read):
             break
         settle = read.until
+    ruling = untrusted_ruling(payload, session, read, ruling)
     if ruling.code == codes.CONTRACT_UNVERIFIED:
         return unverified(ruling.workflow, ruling.detail, read.version, "entry")
     decision = logged(ruling, "entry", read.version)
@@ -466,10 +511,17 @@ def pre_tool_use(payload: dict[str, Any], paths: list[str] | None) -> Output:
         read = read_events(payload, project, tracker_for(contracts, cwd, project), settle)
         if read.problem is not None:
             names = ",".join(c.name for c in contracts)
+            unread = rules.Ruling(None, names, "")
+            refused = untrusted_ruling(payload, state.Session(), read, unread, entry=False)
+            if refused.code is not None:
+                return logged(refused, "edit", read.version).output(refused.facts)
             return unverified(names, read.problem, read.version, "edit")
-        session = state.fold(read.events, contracts, cwd, project, skip=_id(payload))
+        session = _fold(payload, read, contracts, cwd, project)
         if session.contract is None:
             return {}
+        refused = untrusted_ruling(payload, session, read, rules.Ruling(None, "", ""), entry=False)
+        if refused.code is not None:
+            return logged(refused, "edit", read.version).output(refused.facts)
         if texts is None:
             texts = _texts(tool, data, paths)
         edit_ruling = rules.edit(session, paths, project, contents=texts)

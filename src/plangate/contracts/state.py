@@ -10,7 +10,14 @@ abandoned branches are never seen), in order:
   written path that fills a template's unbound ``{name}`` (cc-sdd's spec-init invents the
   feature name and writes ``.kiro/specs/<feature>/spec.json``);
 * the human turns and the prompts typed while the model worked (approvals), and the model's
-  edits (Write, Edit, MultiEdit, NotebookEdit, Bash writes), with their order.
+  edits (Write, Edit, MultiEdit, NotebookEdit, Bash writes), with their order;
+* the records Claude Code never writes (:mod:`plangate.journal.trust`): a human turn or a
+  queued prompt between a tool call and its result (or right after a call whose result is
+  not written yet: a hook may read the journal before Claude Code writes the result of the
+  call that forged it), a queued prompt without the queue operations Claude Code writes
+  around it. None is a person's turn; each is kept in
+  :attr:`Session.forged`, and inside an active workflow the decision is
+  ``journal_untrusted``.
 
 The active workflow is the one of the latest invocation; its run starts at the first
 invocation after another workflow's (or the session's first), and only the run's turns and
@@ -24,10 +31,13 @@ import os
 from plangate.contracts import bash_writes
 from plangate.contracts.entries import entered_by
 from plangate.contracts.templates import absolute, extract
+from plangate.journal import trust
 from plangate.journal.events import HumanTurn, QueuedPrompt, ToolResult, ToolUse
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Container
+
     from plangate.contracts.model import Contract, Phase
     from plangate.journal.events import Event
 
@@ -101,9 +111,10 @@ class Edit:
 
 class Session:
     """Where the session stands: the active ``contract`` (None: no workflow ran), its
-    variable ``values``, the phases ``entered`` (in order), human ``turns`` and ``edits``."""
+    variable ``values``, the phases ``entered`` (in order), human ``turns`` and ``edits``,
+    and the ``forged`` records of its run (what each is, in words)."""
 
-    __slots__ = ("contract", "values", "entered", "turns", "edits", "invocations")
+    __slots__ = ("contract", "values", "entered", "turns", "edits", "invocations", "forged")
 
     def __init__(self) -> None:
         self.contract: Contract | None = None
@@ -112,6 +123,7 @@ class Session:
         self.turns: list[Turn] = []
         self.edits: list[Edit] = []
         self.invocations: list[Invocation] = []
+        self.forged: list[str] = []
 
     def begin(self, contract: Contract) -> None:
         """A run of ``contract`` starts: what came before it (another workflow's run, human
@@ -121,6 +133,7 @@ class Session:
         self.entered = []
         self.turns = []
         self.edits = []
+        self.forged = []
 
     @property
     def current(self) -> Phase | None:
@@ -169,12 +182,23 @@ def _learn(session: Session, contract: Contract, path: str, project: str) -> Non
 
 
 def fold(
-    events: list[Event], contracts: list[Contract], cwd: str, project: str, skip: str | None = None
+    events: list[Event],
+    contracts: list[Contract],
+    cwd: str,
+    project: str,
+    skip: str | None = None,
+    paired: Container[int] | None = None,
 ) -> Session:
-    """The session's state from ``events``; ``skip`` is the current call's id (not counted)."""
+    """The session's state from ``events``; ``skip`` is the current call's id (not counted).
+    ``paired``: the journal lines of the queued prompts Claude Code's queue operations
+    surround (:func:`plangate.journal.trust.queued_pairs`); None counts none of them."""
     session = Session()
     failed = _failed(events)
+    forged = trust.forged(events, paired)
     for event in events:
+        if forged and event.order in forged:
+            session.forged.append(forged[event.order])
+            continue  # never a person's turn
         if isinstance(event, HumanTurn):
             if event.command:
                 _invoke(session, contracts, event.command, event.arguments or "", TYPED, event)
@@ -186,7 +210,9 @@ def fold(
         if isinstance(event, QueuedPrompt):  # typed while the model worked: may approve
             session.turns.append(Turn(event.order, event.timestamp, event.text or ""))
             continue
-        if not isinstance(event, ToolUse) or event.tool_use_id == skip:
+        if not isinstance(event, ToolUse):
+            continue
+        if event.tool_use_id == skip:
             continue
         if event.tool_use_id in failed or event.input is None:
             continue

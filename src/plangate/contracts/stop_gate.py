@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 
 from plangate.contracts import done as done_check
-from plangate.contracts import evaluate, state
+from plangate.contracts import evaluate, state, untrusted
 from plangate.gates import session_record, skill_loads, stop_hook
 from plangate.gates.errors import GATE_TIMEOUT, GATE_TRANSCRIPT, GateError, GateTimeout
 from plangate.gates.gate import STOP, SUBAGENT_STOP, Gate
@@ -54,10 +54,13 @@ def _judge(
     subagent: bool,
     agent: str | None,
     deadline: Deadline,
+    paired: set[int] | None = None,
 ) -> Judgement | None:
-    session = state.fold(view.events, [contract], cwd, project)
+    session = state.fold(view.events, [contract], cwd, project, paired=paired)
     if session.contract is not contract:
         return None
+    if session.forged:
+        return _untrusted(contract, untrusted.forged_detail(session))
     held = _drift(contract, session, view, project, env, last_message, subagent, agent)
     if held is not None or contract.done is None:
         return held
@@ -158,6 +161,47 @@ def _drift(
     return judgement
 
 
+def _untrusted(contract: Contract, detail: str) -> Judgement:
+    """A final stop held: the journal holds records Claude Code never writes while the
+    workflow is active (``journal_untrusted``)."""
+    from plangate.guard import reasons
+
+    judgement = Judgement(gate_of(contract), untrusted.CODE)
+    judgement.final = True
+    judgement.met = False
+    judgement.instructions = (
+        f"[plangate] {reasons.text(untrusted.CODE)} Detail: {detail}. "
+        f"Run `plangate explain {untrusted.CODE}` for what to do."
+    )
+    return judgement
+
+
+def _queued_pairs(view: View, path: str) -> set[int]:
+    lines = [event.record for event in view.events if event.kind == "queued_prompt"]
+    if not lines:
+        return set()
+    from plangate.journal.trust import queued_pairs
+
+    return queued_pairs(path, lines)
+
+
+def _refused(
+    error: GateError, path: str, session: str, contracts: list[Contract]
+) -> Judgement | None:
+    """The held stop for a journal the reader refused for a shape Claude Code never writes,
+    in a session marked active in one of ``contracts`` (None: the error stands)."""
+    workflow = untrusted.active_workflow(session)
+    contract = next((c for c in contracts if c.name == workflow), None)
+    if error.code != GATE_TRANSCRIPT or contract is None:
+        return None
+    from plangate.journal.reader import read_journal
+
+    verdict = read_journal(path, session_id=session)
+    if not untrusted.refused_reason(verdict.reason):
+        return None
+    return _untrusted(contract, untrusted.refusal_detail(str(verdict.reason)))
+
+
 def decide(
     payload: dict[str, Any],
     event: str,
@@ -206,8 +250,12 @@ def decide(
             view, _ = reader.read_session(transcript, session, last, after, deadline)
         matched = view.matched
         cwd = str(payload.get("cwd") or project)
+        read_path = agent_path if subagent and isinstance(agent_path, str) else transcript
+        paired = _queued_pairs(view, read_path)
         for contract in contracts:
-            found = _judge(contract, view, project, cwd, env, last, subagent, agent, deadline)
+            found = _judge(
+                contract, view, project, cwd, env, last, subagent, agent, deadline, paired
+            )
             if found is not None:
                 found.stop = matched
                 judgements.append(found)
@@ -215,7 +263,11 @@ def decide(
         timeout = GateError(GATE_TIMEOUT, f"the {deadline.seconds:g} s deadline passed")
         errors = [(gate, timeout) for gate in gates]
     except GateError as error:
-        errors = [(gate, error) for gate in gates]
+        held = None if subagent else _refused(error, transcript, session, contracts)
+        if held is not None:
+            judgements.append(held)
+        else:
+            errors = [(gate, error) for gate in gates]
     except Exception as error:  # noqa: BLE001 - a broken gate lets the stop through
         failure = GateError(GATE_TRANSCRIPT, f"{type(error).__name__}: {error}"[:200])
         errors = [(gate, failure) for gate in gates]

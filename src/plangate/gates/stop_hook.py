@@ -76,9 +76,14 @@ def switches(
     broken: list[tuple[Gate, GateError]] = []
     for gate in gates_for(event):
         try:
-            enabled, _ = config.gate_switch(
+            enabled, source = config.gate_switch(
                 gate.switch, environ, path=config.config_path(state_root)
             )
+            if not enabled and source == config.SOURCE_ENV:
+                # A settings file's env reaches the hooks: it may turn a gate on, never off.
+                enabled, _ = config.gate_switch(
+                    gate.switch, {}, path=config.config_path(state_root)
+                )
         except ConfigError as error:
             broken.append((gate, GateError(GATE_STATE, f"the switch: {error.message}")))
             continue

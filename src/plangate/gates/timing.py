@@ -20,8 +20,13 @@ MAX_DEADLINE_MS = 20000
 SETTLE_MAX_S = 2.0
 
 
+MIN_DEADLINE_MS = 3000
+"""The floor: a settings file's ``env`` reaches the gates, and a gate that runs out of time
+lets the stop through, so a lower value would be an off switch."""
+
+
 def deadline_ms(environ: dict[str, str] | None = None) -> int:
-    """The deadline in milliseconds: ``PLANGATE_SKILL_GATE_DEADLINE_MS``, clamped to 20 s.
+    """The deadline in milliseconds: ``PLANGATE_SKILL_GATE_DEADLINE_MS``, clamped to 3..20 s.
 
     A value that is not a positive whole number is ignored (the default, 5 s, applies).
     """
@@ -30,7 +35,7 @@ def deadline_ms(environ: dict[str, str] | None = None) -> int:
     if text.isascii() and text.isdigit():
         value = int(text)
         if value > 0:
-            return min(value, MAX_DEADLINE_MS)
+            return max(MIN_DEADLINE_MS, min(value, MAX_DEADLINE_MS))
     return DEFAULT_DEADLINE_MS
 
 

@@ -210,12 +210,21 @@ def within(seconds: float, work: Callable[[], T]) -> T | None:
             cancel()
 
 
+DEADLINE_FLOOR_MS = 3_000
+"""No hook deadline from the environment is shorter: Claude Code's settings ``env`` block
+reaches the hooks, so whatever can write a settings file can set it, and a decision cut
+short allows. 3 s covers the 2 s a read waits for Claude Code to journal the call plus the
+decision itself on a busy 2-core machine."""
+
+
 def deadline_seconds(env_name: str, default_ms: int, max_ms: int, min_ms: int = 0) -> float:
-    """A deadline from ``env_name`` in milliseconds, clamped to ``min_ms``..``max_ms``; a
-    value that is not a positive whole number gives ``default_ms``."""
+    """A deadline from ``env_name`` in milliseconds, clamped to ``min_ms``..``max_ms`` and
+    never under :data:`DEADLINE_FLOOR_MS`; a value that is not a positive whole number gives
+    ``default_ms``."""
     text = os.environ.get(env_name, "").strip()
     value = int(text) if text.isascii() and text.isdigit() else 0
-    return (max(min_ms, min(value, max_ms)) if value > 0 else default_ms) / 1000.0
+    floor = max(min_ms, DEADLINE_FLOOR_MS)
+    return (max(floor, min(value, max_ms)) if value > 0 else default_ms) / 1000.0
 
 
 def _crash_line(on_crash: Callable[[BaseException], Output], error: BaseException) -> str:

@@ -29,6 +29,7 @@ Standard library only (hook path).
 
 from __future__ import annotations
 
+import os
 import zlib
 
 from plangate.journal.paths import is_absolute
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
 
 _NO_FOLDER = object()
 _START_SLOTS = 1 << 10
+_LOW64 = (1 << 64) - 1
 STREAK_PAYS = 16
 """A streak that took this many lines starts the wait before the next template anew."""
 RESERVE_AFTER = 1000
@@ -61,18 +63,38 @@ class Uncompacted(Exception):
 class HashedIds:
     """A set of strings kept as their 64-bit keys (:func:`rider_key`) in one bytearray: 16
     bytes per id at most, no object each. A key found may be another
-    id's: callers treat a hit as "maybe"."""
+    id's: callers treat a hit as "maybe".
 
-    __slots__ = ("table", "view", "mask", "count")
+    A key's slot mixes every bit of it with two random odd multipliers drawn per table
+    (multiply, fold the high half onto the low, multiply, top bits taken): the key is an
+    id's raw bytes, which whoever writes the journal chooses, and a slot taken from those
+    bytes unmixed put every sequential or time-ordered id in one cluster (each insert
+    probing all the ids before it: 10,000 ids took 3 s, 30,000 took 28 s). One multiply
+    alone (multiply-shift) leaves keys that differ only in their top bits, or that count up,
+    in clusters a few times longer than random keys make. Linear probing, at most half
+    full. ``probes`` counts the slots looked at
+    beyond the first (tests assert it stays linear)."""
+
+    __slots__ = ("table", "view", "mask", "shift", "multiplier", "second", "count", "probes")
 
     def __init__(self) -> None:
         self.count = 0
+        self.probes = 0
+        draw = os.urandom(16)
+        self.multiplier = int.from_bytes(draw[:8], "little") | 1
+        self.second = int.from_bytes(draw[8:], "little") | 1
         self._allocate(_START_SLOTS)
 
     def _allocate(self, slots: int) -> None:
         self.table = bytearray(8 * slots)
         self.view = memoryview(self.table).cast("Q")
         self.mask = slots - 1
+        self.shift = 64 - slots.bit_length() + 1
+
+    def slot(self, key: int) -> int:
+        """Where the probe for ``key`` starts."""
+        mixed = key * self.multiplier & _LOW64
+        return ((mixed ^ mixed >> 32) * self.second & _LOW64) >> self.shift
 
     def add(self, value: str) -> bool:
         """Add ``value``; False (and nothing added) when its key is there already."""
@@ -83,21 +105,25 @@ class HashedIds:
         is there already (the keys before it stay added). One loop for a run of keys
         (:mod:`.streaks`): a call each would cost as much as the rest of their lines."""
         self.reserve(len(keys))
-        view, mask = self.view, self.mask
-        added = 0
+        view, mask, shift = self.view, self.mask, self.shift
+        multiplier, second = self.multiplier, self.second
+        added = probes = 0
         try:
             for key in keys:
-                slot = (key >> 1) & mask
+                mixed = key * multiplier & _LOW64
+                slot = ((mixed ^ mixed >> 32) * second & _LOW64) >> shift
                 held = view[slot]
                 while held:
                     if held == key:
                         return False
                     slot = (slot + 1) & mask
                     held = view[slot]
+                    probes += 1
                 view[slot] = key
                 added += 1
         finally:
             self.count += added
+            self.probes += probes
         return True
 
     def reserve(self, count: int) -> None:
@@ -107,7 +133,7 @@ class HashedIds:
 
     def add_key(self, key: int) -> bool:
         view, mask = self.view, self.mask
-        slot = (key >> 1) & mask
+        slot = self.slot(key)
         while True:
             held = view[slot]
             if not held:
@@ -115,6 +141,7 @@ class HashedIds:
             if held == key:
                 return False
             slot = (slot + 1) & mask
+            self.probes += 1
         view[slot] = key
         self.count += 1
         if 2 * self.count > mask:
@@ -127,7 +154,7 @@ class HashedIds:
             return False
         key = rider_key(value)
         view, mask = self.view, self.mask
-        slot = (key >> 1) & mask
+        slot = self.slot(key)
         while True:
             held = view[slot]
             if not held:
@@ -135,17 +162,23 @@ class HashedIds:
             if held == key:
                 return True
             slot = (slot + 1) & mask
+            self.probes += 1
 
     def _grow(self) -> None:
         old = self.view
         self._allocate(2 * (self.mask + 1))
-        view, mask = self.view, self.mask
+        view, mask, shift = self.view, self.mask, self.shift
+        multiplier, second = self.multiplier, self.second
+        probes = 0
         for key in old:
             if key:
-                slot = (key >> 1) & mask
+                mixed = key * multiplier & _LOW64
+                slot = ((mixed ^ mixed >> 32) * second & _LOW64) >> shift
                 while view[slot]:
                     slot = (slot + 1) & mask
+                    probes += 1
                 view[slot] = key
+        self.probes += probes
         old.release()
 
 
@@ -174,7 +207,7 @@ def rider_key(uuid: str) -> int:
     :mod:`.streaks` reads for a whole run of lines at once; for any other id two CRC-32s of
     its UTF-8. Two ids may share a key: callers treat a key found as "maybe"."""
     if len(uuid) == 36 and uuid[8] == uuid[13] == uuid[18] == uuid[23] == "-":
-        tail = uuid[24:] + uuid[19:23]  # the random bytes first: the table's slots
+        tail = uuid[24:] + uuid[19:23]
         if not tail.strip(LOWER_HEX):
             return int.from_bytes(bytes.fromhex(tail), "little") | 1
     data = uuid.encode("utf-8", "surrogatepass")

@@ -65,7 +65,26 @@ def summarize(verdict: Verdict) -> dict[str, Any]:
         "root_shape": verdict.root_shape,
         "dropped": dict(verdict.dropped),
         "complete": verdict.complete,
+        "untrusted": untrusted(verdict),
     }
+
+
+UNTRUSTED_REMEDY = (
+    "these records never count as the person's words; inside a workflow plangate refuses "
+    "its calls (journal_untrusted): continue the work in a fresh session"
+)
+
+
+def untrusted(verdict: Verdict) -> list[str]:
+    """The live chain's records that look like the person's words but are not written as
+    Claude Code writes them (:func:`plangate.journal.trust.forged`), in words, once each."""
+    from plangate.journal.trust import forged, queued_pairs
+
+    events = verdict.events
+    lines = [event.record for event in events if event.kind == "queued_prompt"]
+    found = forged(events, queued_pairs(verdict.path, lines) if lines else set())
+    counts = Counter(found.values())
+    return [f"{count} x {what}" for what, count in sorted(counts.items())]
 
 
 DROP_WORDS = {
@@ -113,5 +132,8 @@ def render(report: dict[str, Any]) -> str:
         rows.append(("why", report["detail"]))
     if report["remedy"]:
         rows.append(("what to do", report["remedy"]))
+    if report.get("untrusted"):
+        rows.append(("untrusted", "; ".join(report["untrusted"])))
+        rows.append(("what to do", UNTRUSTED_REMEDY))
     width = max(len(name) for name, _ in rows)
     return "".join(f"{name.ljust(width)}  {value}\n" for name, value in rows)
