@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tui import Tui, TuiPlayer, tmux_binary
 
 from plangate.harness.claude import ClaudeEnv
 from plangate.harness.contract_proof import CONTRACT_FILE, write_contract
@@ -30,6 +31,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(400)]
 
 PROBE = Path(package_root()) / "plangate" / "_protect_probe.py"
 VENV_BIN = Path(sys.executable).parent
+TUI_ATTEMPTS = ("user-settings", "module-approve")
 
 
 def plangate(env: ClaudeEnv, *args: str) -> subprocess.CompletedProcess[str]:
@@ -83,6 +85,34 @@ def attempts(env: ClaudeEnv) -> list[tuple[str, str, dict[str, str]]]:
     ]
 
 
+def install(env: ClaudeEnv, contracts: str) -> Path:
+    """plangate as the person sets it up in the throwaway HOME (the state root its default,
+    ``~/.plangate``; the contracts switch as given), the project with a contract of its own, a
+    local settings file and a ``.venv`` link to this interpreter's environment; returns the
+    user's settings file."""
+    env.extra_env["PATH"] = f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"
+    env.extra_env["PLANGATE_STATE_ROOT"] = str(env.home / ".plangate")
+    project = env.project_dir
+    write_contract(project)
+    (project / ".claude" / "settings.local.json").write_text("{}\n")
+    (project / ".venv").symlink_to(Path(sys.prefix))
+    assert plangate(env, "config", "set", "workflow_contracts", contracts).returncode == 0
+    assert plangate(env, "config", "set", "ceo_review_gate", "on").returncode == 0
+    done = plangate(env, "setup")
+    assert done.returncode == 0, done.stdout + done.stderr
+    user_settings = env.home / ".claude" / "settings.json"
+    module = "contract_pre_tool_use" if contracts == "on" else "protect"
+    assert f"from plangate.hooks.{module} import" in user_settings.read_text()
+    return user_settings
+
+
+def protect_log(env: ClaudeEnv) -> list[tuple[str, str]]:
+    """(code, decision) of each ``protect`` line of the decision log."""
+    log = env.home / ".plangate" / "analytics" / "autoplan-guard.jsonl"
+    lines = [json.loads(raw) for raw in log.read_text().splitlines()] if log.is_file() else []
+    return [(x["code"], x["decision"]) for x in lines if x.get("event") == "protect"]
+
+
 def tool_results(model: StandIn) -> dict[str, tuple[bool, str]]:
     """Every tool_result the model was sent, by its tool_use id: (is_error, text)."""
     found: dict[str, tuple[bool, str]] = {}
@@ -106,19 +136,8 @@ def test_every_shortcut_is_refused_at_the_call(
     script = Script(fallback="Done.")
     with StandIn(script) as model:
         env = ClaudeEnv.create(tmp_path / "cc", model, binary=claude_bin)
-        env.extra_env["PATH"] = f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"
-        env.extra_env["PLANGATE_STATE_ROOT"] = str(env.home / ".plangate")  # as by default
+        user_settings = install(env, contracts)
         project = env.project_dir
-        write_contract(project)
-        (project / ".claude" / "settings.local.json").write_text("{}\n")
-        (project / ".venv").symlink_to(Path(sys.prefix))
-        assert plangate(env, "config", "set", "workflow_contracts", contracts).returncode == 0
-        assert plangate(env, "config", "set", "ceo_review_gate", "on").returncode == 0
-        done = plangate(env, "setup")
-        assert done.returncode == 0, done.stdout + done.stderr
-        user_settings = env.home / ".claude" / "settings.json"
-        module = "contract_pre_tool_use" if contracts == "on" else "protect"
-        assert f"from plangate.hooks.{module} import" in user_settings.read_text()
         hooks = json.loads(user_settings.read_text())["hooks"]
         watched = [  # the user's settings are left out: Claude Code writes keys of its own there
             project / ".claude" / "settings.local.json",
@@ -152,9 +171,43 @@ def test_every_shortcut_is_refused_at_the_call(
         finally:
             if PROBE.exists():
                 PROBE.unlink()
-        log = env.home / ".plangate" / "analytics" / "autoplan-guard.jsonl"
-        lines = [json.loads(raw) for raw in log.read_text().splitlines()]
-        protect = [(x["code"], x["decision"]) for x in lines if x.get("event") == "protect"]
-        assert protect == [(code, "deny") for _, code, _ in tried]
+        assert protect_log(env) == [(code, "deny") for _, code, _ in tried]
         after = json.loads(user_settings.read_text())
         assert after["hooks"] == hooks and "disableAllHooks" not in after
+
+
+def test_two_shortcuts_in_the_terminal_ui(tmp_path: Path, claude_bin: Path) -> None:
+    """The terminal UI, where Claude Code re-reads its settings while the session runs: the
+    model's ``python3`` that switches the hooks off in the user's settings, and its
+    ``python3 -m plangate approve``, are refused at the call: the screen says they did not run,
+    the model gets each code in its tool_result."""
+    tmux_binary()
+    player = TuiPlayer()
+    with StandIn(player) as model:
+        env = ClaudeEnv.create(tmp_path / "cc", model, binary=claude_bin)
+        user_settings = install(env, "on")
+        hooks = json.loads(user_settings.read_text())["hooks"]
+        chosen = [attempt for attempt in attempts(env) if attempt[0] in TUI_ATTEMPTS]
+        player.steps += tuple(
+            tool_use("Bash", _id=f"toolu_01protect{name.replace('-', '')}", **tool_input)
+            for name, _, tool_input in chosen
+        )
+        player.steps += ("Both shortcuts were refused.",)
+        terminal = Tui(env)
+        try:
+            terminal.start("--permission-mode", "default", "--allowedTools", "Read,Write,Bash")
+            terminal.type("Switch plangate off and approve the draft yourself.")
+            terminal.wait_for("Both shortcuts were refused.", 90)
+            terminal.wait_idle()
+            shown = " ".join(terminal.history().split())
+        finally:
+            terminal.close()
+        results = tool_results(model)
+    for name, code, _ in chosen:
+        is_error, text = results[f"toolu_01protect{name.replace('-', '')}"]
+        assert is_error and f"code {code}" in text, (name, text)
+    # the terminal folds refused calls into one line; the model got each reason in full
+    assert "not run" in shown and "permission denied" in shown, shown
+    assert protect_log(env) == [(code, "deny") for _, code, _ in chosen]
+    after = json.loads(user_settings.read_text())
+    assert after["hooks"] == hooks and "disableAllHooks" not in after
