@@ -202,3 +202,15 @@ def test_the_read_only_list_and_its_writing_options() -> None:
     assert not commands.reads_only(["plangate", "doctor", "--live"])
     assert commands.reads_only(["plangate", "journal", "inspect", "x"])
     assert not commands.reads_only(["python3", "-c", "pass"])
+
+
+def test_the_ceo_review_written_into_the_state_root_by_design(world: World) -> None:
+    folder = world.home / ".plangate" / "ceo-plans"
+    assert code_of(world, f"mkdir -p {folder}") is None
+    assert code_of(world, "cat > ~/.plangate/ceo-plans/plan-ceo-review.md <<EOF\nok\nEOF") is None
+    assert code_of(world, "echo x > ~/.plangate/ceo-plans/../contract-approvals.jsonl") == (
+        "protected_path"
+    )
+    assert code_of(world, "python3 -c \"open('.plangate/ceo-plans/../x', 'w')\"") == (
+        "protected_path"
+    )

@@ -142,3 +142,19 @@ def test_other_tools_and_events_are_not_decided(world: World) -> None:
     post = world.payload("Write", file_path=path, content="x")
     post["hook_event_name"] = "PostToolUse"
     assert decide.check(post) is None
+
+
+def test_the_ceo_reviews_folders_stay_open(world: World) -> None:
+    """``plan-ceo-review`` writes its review into the state root's ``ceo-plans`` when the plan
+    must not change: that keeps working, and goes nowhere else."""
+    for state in (world.state, world.home / ".plangate"):
+        assert refused(world, str(state / "ceo-plans" / "plan-ceo-review.md")) is None
+        review = state / "projects" / "-work-project" / "ceo-plans" / "plan-ceo-review.md"
+        assert refused(world, str(review)) is None
+        assert refused(world, str(state / "ceo-plans" / ".." / "contracts" / "x.toml"))
+        assert refused(world, str(state / "projects" / "-work-project" / "record.json"))
+        assert refused(world, str(state / "ceo-plans")) is None  # the folder itself
+        assert refused(world, str(state / "ceo-plansx")) is not None
+    (world.state / "ceo-plans").mkdir()
+    (world.state / "ceo-plans" / "link.md").symlink_to(world.claude / "settings.json")
+    assert refused(world, str(world.state / "ceo-plans" / "link.md")) is not None

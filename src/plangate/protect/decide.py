@@ -54,8 +54,8 @@ MARKERS: tuple[tuple[str, str], ...] = (
     (".claude/projects", places.JOURNALS),
 )
 """Text that plainly names a protected place, wherever a pipeline that is not read-only holds
-it; with ``.plangate`` not followed by ``/tmp``, and ``.claude`` with ``settings`` anywhere in
-one pipeline (:func:`_marker`)."""
+it; with ``.plangate`` not followed by ``/tmp`` or a ``ceo-plans`` folder, and ``.claude``
+with ``settings`` anywhere in one pipeline (:func:`_marker`)."""
 
 
 class Found:
@@ -224,8 +224,13 @@ def _marker(text: str) -> str | None:
         return places.SETTINGS
     start = text.find(".plangate")
     while start >= 0:
-        after = text[start + len(".plangate") : start + len(".plangate") + 4]
-        if after != "/tmp":
+        end = start + len(".plangate")
+        while end < len(text) and text[end] not in _SEPARATORS:
+            end += 1
+        rest = text[start + len(".plangate") : end]
+        open_folder = rest.startswith("/tmp/") or rest == "/tmp"
+        open_folder |= f"/{places.OPEN_FOLDER}/" in rest or rest.endswith(f"/{places.OPEN_FOLDER}")
+        if not open_folder or ".." in rest:
             return places.PLANGATE_FOLDER
         start = text.find(".plangate", start + 1)
     return None

@@ -11,6 +11,11 @@ protected folder, is that file):
   plangate's installed package (its ``plangate`` folder and ``plangate-*.dist-info``), the
   interpreter the hooks run, its virtual environment's ``pyvenv.cfg``, ``lib`` and
   ``bin/python*``, and the standard library the hooks import;
+- **open folders** inside them, which a skill has the model write by design: the CEO
+  review's output folders ``<state root>/ceo-plans/`` and
+  ``<state root>/projects/<slug>/ceo-plans/`` (the ``plan-ceo-review`` skill writes its review
+  there when the plan must not change). A path in one is not protected unless a symlink
+  takes it elsewhere;
 - **shapes**: a path that looks like one wherever it is (:func:`shape`): a ``.claude/settings.json``
   or ``.claude/settings.local.json``, any ``plangate.toml`` (a skill's contract), any
   ``.plangate`` folder except its ``tmp`` (the state root, a project's contracts; a project's
@@ -34,6 +39,9 @@ JOURNALS = "Claude Code's session journals"
 PLUGINS = "Claude Code's plugins (plangate's plugin hooks)"
 PLANGATE_FOLDER = "a plangate folder (.plangate: state or workflow contracts)"
 MANAGED_DIR = "/etc/claude-code"
+OPEN_FOLDER = "ceo-plans"
+"""The state root's folders a skill has the model write: ``ceo-plans`` at its top and in each
+``projects/<slug>``."""
 ANCESTRY_MAX = 32
 """How many processes above the hook are looked at for ``--settings``."""
 CMDLINE_MAX = 64 * 1024
@@ -149,16 +157,17 @@ def _interpreter() -> list[tuple[str, str]]:
 class Places:
     """The protected places for one call: ``(folder or file, what it is)`` pairs."""
 
-    __slots__ = ("roots", "bin_dir", "package_dir")
+    __slots__ = ("roots", "bin_dir", "package_dir", "states")
 
     def __init__(self, cwd: str, project: str | None = None) -> None:
         from plangate.hook_registry import package_root
 
         home = os.path.expanduser("~")
         config = locations.claude_config_dir()
-        roots: list[tuple[str, str]] = [
-            (locations.state_root(), STATE),
-            (os.path.join(home, ".plangate"), STATE),
+        states = {locations.state_root(), os.path.join(home, ".plangate")}
+        self.states = sorted({_norm(p) for p in states} | {os.path.realpath(p) for p in states})
+        roots: list[tuple[str, str]] = [(state, STATE) for state in sorted(states)]
+        roots += [
             (os.path.join(config, "settings.json"), SETTINGS + " (user)"),
             (os.path.join(config, "settings.local.json"), SETTINGS + " (user, local)"),
             (os.path.join(config, ".claude.json"), SETTINGS + " (.claude.json)"),
@@ -183,8 +192,21 @@ class Places:
                 seen.setdefault(spelling, what)
         self.roots = list(seen.items())
 
+    def is_open(self, path: str) -> bool:
+        """Whether ``path`` is inside one of the state root's open folders."""
+        for state in self.states:
+            if inside(path, state) and path != state:
+                parts = path[len(state) :].strip("/").split("/")
+                if parts[0] == OPEN_FOLDER:
+                    return True
+                if parts[0] == "projects" and len(parts) > 2 and parts[2] == OPEN_FOLDER:
+                    return True
+        return False
+
     def what_at(self, path: str) -> str | None:
         """What protected place the normalized absolute ``path`` is in, by spelling alone."""
+        if self.is_open(path):
+            return None
         for root, what in self.roots:
             if inside(path, root):
                 return what
