@@ -214,3 +214,12 @@ def test_the_ceo_review_written_into_the_state_root_by_design(world: World) -> N
     assert code_of(world, "python3 -c \"open('.plangate/ceo-plans/../x', 'w')\"") == (
         "protected_path"
     )
+
+
+def test_the_glob_matcher() -> None:
+    match = decide._glob_match
+    assert match("sett*", "settings.json") and match("s?ttings.*", "settings.json")
+    assert match("[st]ettings.json", "settings.json") and match("*", "a")
+    assert not match("*", ".claude") and match(".c*", ".claude")
+    assert not match("sett*x", "settings.json")
+    assert not match("*a" * 40 + "b", "a" * 200)  # many stars: no exponential search

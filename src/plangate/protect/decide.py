@@ -158,20 +158,29 @@ def pieces(text: str) -> list[str]:
 
 
 def _glob_match(pattern: str, name: str) -> bool:
-    """``*``, ``?`` and ``[…]`` (any one character: wider than the shell, on purpose)."""
+    """``*``, ``?`` and ``[…]`` (any one character: wider than the shell, on purpose), in
+    time linear in ``len(pattern) * len(name)`` whatever the stars."""
     if name.startswith(".") and not pattern.startswith("."):
         return False
-    if not pattern:
-        return not name
-    head = pattern[0]
-    if head == "*":
-        return any(_glob_match(pattern[1:], name[k:]) for k in range(len(name) + 1))
-    if not name:
-        return False
-    if head == "[":
-        end = pattern.find("]", 1)
-        return end > 0 and _glob_match(pattern[end + 1 :], name[1:])
-    return (head == "?" or head == name[0]) and _glob_match(pattern[1:], name[1:])
+    tokens: list[str] = []
+    i = 0
+    while i < len(pattern):
+        if pattern[i] == "[" and pattern.find("]", i + 1) > 0:
+            tokens.append("?")
+            i = pattern.find("]", i + 1) + 1
+        else:
+            tokens.append(pattern[i])
+            i += 1
+    reach = [True] + [False] * len(name)  # reach[k]: the tokens so far match name[:k]
+    for token in tokens:
+        if token == "*":
+            for k in range(1, len(name) + 1):
+                reach[k] = reach[k] or reach[k - 1]
+        else:
+            reach = [False] + [
+                reach[k] and (token == "?" or token == name[k]) for k in range(len(name))
+            ]
+    return reach[-1]
 
 
 class Judge:
