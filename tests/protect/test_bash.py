@@ -223,3 +223,40 @@ def test_the_glob_matcher() -> None:
     assert not match("*", ".claude") and match(".c*", ".claude")
     assert not match("sett*x", "settings.json")
     assert not match("*a" * 40 + "b", "a" * 200)  # many stars: no exponential search
+
+
+def test_a_script_written_into_the_project_and_then_run(world: World) -> None:
+    """The two-step way round: a file the protection does not guard, then an interpreter that
+    runs it. The script's text is judged like the command's."""
+    (world.project / "fix.py").write_text(
+        "import os\nopen(os.path.expanduser('~/.claude/settings.json'), 'w').write('{}')\n"
+    )
+    (world.project / "run.sh").write_text("#!/bin/sh\necho '{}' > \"$HOME/.plangate/x.json\"\n")
+    (world.project / "ok.py").write_text("print('hello')\n")
+    assert code_of(world, "python3 fix.py") == "protected_path"
+    assert code_of(world, "bash run.sh") == "protected_path"
+    assert code_of(world, "sh ./run.sh --flag") == "protected_path"
+    assert code_of(world, "./run.sh") == "protected_path"
+    assert code_of(world, "python3 ok.py") is None
+    assert code_of(world, "python3 -c 'print(1)' fix.py") is None  # runs the code, not the file
+
+
+def test_the_skills_plangate_installed(world: World) -> None:
+    skill = world.claude / "skills" / "autoplan"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: autoplan\n---\n")
+    (skill / ".plangate-installed").write_text("{}")
+    mine = world.claude / "skills" / "mine"
+    mine.mkdir()
+    (mine / "SKILL.md").write_text("---\nname: mine\n---\n")
+    assert decide.check(world.payload("Write", file_path=str(skill / "SKILL.md"))) is not None
+    assert decide.check(world.payload("Write", file_path=str(mine / "SKILL.md"))) is None
+    assert code_of(world, f"sed -i 's/a/b/' {skill}/SKILL.md") == "protected_path"
+    assert code_of(world, "rm -rf ~/.claude/skills") == "protected_path"
+    assert code_of(world, "rm -rf ~/.claude/skills/mine") is None
+
+
+def test_a_folder_named_plangate_is_no_command(world: World) -> None:
+    assert code_of(world, "cd ~/src/plangate && python3 setup.py build") is None
+    assert code_of(world, "bash ~/src/plangate/scripts/setup.sh") is None
+    assert code_of(world, "bash -c '.venv/bin/plangate setup'") == "protected_command"

@@ -208,6 +208,19 @@ def reads_only(argv: list[str]) -> bool:
     return by_design(argv)
 
 
+SHELLS = frozenset(("sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "busybox"))
+
+
+def shell_code(argv: list[str]) -> str | None:
+    """The command text a shell runs with ``-c`` (``bash -c 'plangate approve x'``)."""
+    if not argv or program(argv[0]) not in SHELLS:
+        return None
+    for index, word in enumerate(argv[1:-1], start=1):
+        if word.startswith("-") and not word.startswith("--") and "c" in word:
+            return argv[index + 1]
+    return None
+
+
 def runs_code(argv: list[str]) -> bool:
     """Whether ``argv`` runs code that its words or input hold (an interpreter, a shell), or
     a program the hook cannot name (a variable, a substitution)."""
@@ -246,7 +259,18 @@ def person_only_in_text(text: str) -> str | None:
     command's words (``approve``; ``config`` and ``set``)."""
     if "plangate" not in text:
         return None
-    words = _words(text.replace(".", " "))
+    # A path counts by its last part when it is a program (``.venv/bin/plangate``); a folder
+    # named plangate (``cd ~/src/plangate``, ``~/src/plangate/setup.py``) says nothing.
+    spoken = []
+    for token in text.replace('"', " ").replace("'", " ").split():
+        folder, _, last = token.rpartition("/")
+        if not folder:
+            spoken.append(token)
+        elif last != "plangate" or folder.endswith("bin"):
+            spoken.append(last)
+    words = _words(" ".join(spoken).replace(".", " "))
+    if "plangate" not in words:
+        return None
     for verb, sub in PERSON_ONLY_COMMANDS:
         if verb in words and (sub is None or sub in words):
             return " ".join(word for word in ("plangate", verb, sub) if word)

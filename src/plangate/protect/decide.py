@@ -32,6 +32,10 @@ if TYPE_CHECKING:
 
 WRITE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
 TOOLS = ("Bash", *WRITE_TOOLS)
+SHELL_DEPTH_MAX = 4
+"""How deep ``sh -c "sh -c …"`` is read as commands (deeper, as text)."""
+SCRIPT_MAX = 64 * 1024
+"""How much of a script an interpreter runs is read (its text is judged like the command's)."""
 CANDIDATES_MAX = 512
 """Path candidates looked at in one command (the rest is judged by its markers)."""
 _SEPARATORS = frozenset(" \t\n\r'\"`()[]{},;:=<>|&+!#%^@")
@@ -246,7 +250,11 @@ def _marker(text: str) -> str | None:
 
 
 def bash(
-    command: str, cwd: str, judge_for: Judge | None = None, project: str | None = None
+    command: str,
+    cwd: str,
+    judge_for: Judge | None = None,
+    project: str | None = None,
+    depth: int = 0,
 ) -> Found | None:
     """What protected thing a Bash command touches (see the module's text); None: nothing."""
     from plangate.guard.defence_codes import PROTECTED_COMMAND, PROTECTED_PATH
@@ -265,6 +273,11 @@ def bash(
         command_name = commands.person_only(argv)
         if command_name is not None:
             return Found(PROTECTED_COMMAND, command_name, "a command only the person may run")
+        inner = commands.shell_code(argv)
+        if inner is not None and depth < SHELL_DEPTH_MAX:
+            nested = bash(inner, here, judge, project, depth + 1)  # ``sh -c CODE``: its commands
+            if nested is not None:
+                return nested
         if commands.runs_code(argv) or simple.heredocs and not commands.reads_only(argv):
             opaque = True
         runs.append((simple, argv, assigned, here))
@@ -315,6 +328,7 @@ def bash(
         texts = [variables.expand(word) for word in argv[1:]]
         texts += [variables.expand(word.partition("=")[2]) for word in assigned]
         texts += [variables.expand(body) for body in simple.heredocs]
+        texts += [variables.expand(body) for body in _scripts(argv, where)]
         for text in texts:
             for piece in pieces(text) if not destructive else [text, *pieces(text)]:
                 budget -= 1
@@ -330,6 +344,28 @@ def bash(
         if marked is not None:
             return Found(PROTECTED_PATH, _clip(text), marked + ", named in the command")
     return None
+
+
+def _scripts(argv: list[str], where: str) -> list[str]:
+    """The text of the script a command runs (``python3 x.py``, ``bash x.sh``, ``./x.sh``,
+    ``source x``): a file written into an allowed folder and then run is judged by what it
+    says."""
+    if not commands.runs_code(argv):
+        return []
+    paths = [argv[0]] if "/" in argv[0] else []
+    rest = argv[1:]
+    if not any(word in ("-c", "-e", "--eval", "-m") for word in rest):
+        paths += [word for word in rest if not word.startswith("-")][:1]
+    found: list[str] = []
+    for path in paths:
+        if "$" in path or "`" in path:
+            continue
+        try:
+            with open(_absolute(path, where), "rb") as stream:
+                found.append(stream.read(SCRIPT_MAX).decode("utf-8", "replace"))
+        except OSError:
+            continue
+    return found
 
 
 def _clip(text: str, most: int = 80) -> str:

@@ -10,7 +10,8 @@ protected folder, is that file):
   with ``--settings`` to a Claude Code process above this hook, the project's settings files,
   plangate's installed package (its ``plangate`` folder and ``plangate-*.dist-info``), the
   interpreter the hooks run, its virtual environment's ``pyvenv.cfg``, ``lib`` and
-  ``bin/python*``, and the standard library the hooks import;
+  ``bin/python*``, the standard library the hooks import, and the skills plangate installed
+  (a skill folder holding plangate's marker file, in the user's or the project's skills);
 - **open folders** inside them, which a skill has the model write by design: the CEO
   review's output folders ``<state root>/ceo-plans/`` and
   ``<state root>/projects/<slug>/ceo-plans/`` (the ``plan-ceo-review`` skill writes its review
@@ -29,6 +30,7 @@ import os
 import sys
 
 from plangate import locations
+from plangate.skill_names import PLUGIN_MARKER
 
 SETTINGS = "Claude Code settings"
 STATE = "plangate's state root"
@@ -38,6 +40,7 @@ INTERPRETER = "the Python that runs plangate's hooks"
 JOURNALS = "Claude Code's session journals"
 PLUGINS = "Claude Code's plugins (plangate's plugin hooks)"
 PLANGATE_FOLDER = "a plangate folder (.plangate: state or workflow contracts)"
+INSTALLED_SKILL = "a skill plangate installed"
 MANAGED_DIR = "/etc/claude-code"
 OPEN_FOLDER = "ceo-plans"
 """The state root's folders a skill has the model write: ``ceo-plans`` at its top and in each
@@ -157,7 +160,7 @@ def _interpreter() -> list[tuple[str, str]]:
 class Places:
     """The protected places for one call: ``(folder or file, what it is)`` pairs."""
 
-    __slots__ = ("roots", "bin_dir", "package_dir", "states")
+    __slots__ = ("roots", "bin_dir", "package_dir", "states", "skill_folders")
 
     def __init__(self, cwd: str, project: str | None = None) -> None:
         from plangate.hook_registry import package_root
@@ -176,7 +179,9 @@ class Places:
             (os.path.join(config, "plugins"), PLUGINS),
             (MANAGED_DIR, SETTINGS + " (managed)"),
         ]
+        skill_folders = {os.path.join(config, "skills")}
         for folder in {cwd, project or cwd}:
+            skill_folders.add(os.path.join(folder, ".claude", "skills"))
             for name in ("settings.json", "settings.local.json"):
                 roots.append((os.path.join(folder, ".claude", name), SETTINGS + " (project)"))
             roots.append((os.path.join(folder, ".plangate", "contracts"), CONTRACT + " folder"))
@@ -191,6 +196,9 @@ class Places:
             for spelling in (_norm(os.path.abspath(path)), os.path.realpath(path)):
                 seen.setdefault(spelling, what)
         self.roots = list(seen.items())
+        self.skill_folders = sorted(
+            {_norm(p) for p in skill_folders} | {os.path.realpath(p) for p in skill_folders}
+        )
 
     def is_open(self, path: str) -> bool:
         """Whether ``path`` is inside one of the state root's open folders."""
@@ -213,6 +221,11 @@ class Places:
         found = shape(path)
         if found is not None:
             return found
+        for folder in self.skill_folders:
+            if path != folder and inside(path, folder):
+                skill = path[len(folder) :].strip("/").split("/")[0]
+                if os.path.lexists(os.path.join(folder, skill, PLUGIN_MARKER)):
+                    return INSTALLED_SKILL
         parent, name = os.path.split(path)
         package_parent = os.path.dirname(self.package_dir)
         if (
@@ -250,4 +263,18 @@ class Places:
             for root, what in self.roots:
                 if root != spelling and inside(root, spelling):
                     return what
+            for folder in self.skill_folders:
+                if inside(folder, spelling):
+                    for skill in _listdir(folder):
+                        inner = os.path.join(folder, skill)
+                        for name in (PLUGIN_MARKER, "plangate.toml"):
+                            if os.path.lexists(os.path.join(inner, name)):
+                                return INSTALLED_SKILL if name == PLUGIN_MARKER else CONTRACT
         return None
+
+
+def _listdir(folder: str) -> list[str]:
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []
