@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from plangate.guard.defence_codes import PERSON_ONLY_COMMANDS
 from plangate.protect import commands, decide
@@ -260,3 +262,14 @@ def test_a_folder_named_plangate_is_no_command(world: World) -> None:
     assert code_of(world, "cd ~/src/plangate && python3 setup.py build") is None
     assert code_of(world, "bash ~/src/plangate/scripts/setup.sh") is None
     assert code_of(world, "bash -c '.venv/bin/plangate setup'") == "protected_command"
+
+
+@given(
+    st.text(alphabet=st.sampled_from(list("ab ~/.$()`'\"\\|&;<>{}*?[]=\n-#plangate")), max_size=80)
+)
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+def test_any_text_is_read_without_an_error(world: World, command: str) -> None:
+    found = decide.bash(command, str(world.project))
+    assert found is None or found.code in ("protected_path", "protected_command")

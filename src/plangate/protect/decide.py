@@ -36,6 +36,8 @@ SHELL_DEPTH_MAX = 4
 """How deep ``sh -c "sh -c …"`` is read as commands (deeper, as text)."""
 SCRIPT_MAX = 64 * 1024
 """How much of a script an interpreter runs is read (its text is judged like the command's)."""
+SCRIPTS_MAX = 16
+"""How many scripts of one command are read (past that, the command is judged without them)."""
 CANDIDATES_MAX = 512
 """Path candidates looked at in one command (the rest is judged by its markers)."""
 _SEPARATORS = frozenset(" \t\n\r'\"`()[]{},;:=<>|&+!#%^@")
@@ -301,6 +303,7 @@ def bash(
         if not argv and simple.heredocs  # a bare here-document
     }
     budget = CANDIDATES_MAX
+    scripts = SCRIPTS_MAX
     said: dict[int, list[str]] = {}  # the words of each pipeline that is not read-only
     for simple, argv, assigned, where in runs:
         targets = [
@@ -328,7 +331,9 @@ def bash(
         texts = [variables.expand(word) for word in argv[1:]]
         texts += [variables.expand(word.partition("=")[2]) for word in assigned]
         texts += [variables.expand(body) for body in simple.heredocs]
-        texts += [variables.expand(body) for body in _scripts(argv, where)]
+        if scripts > 0 and commands.runs_code(argv):
+            scripts -= 1
+            texts += [variables.expand(body) for body in _scripts(argv, where)]
         for text in texts:
             for piece in pieces(text) if not destructive else [text, *pieces(text)]:
                 budget -= 1
