@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -75,6 +76,17 @@ def test_ordinary_calls_answer_nothing_and_log_nothing(world: World, module: str
     ):
         assert run_hook(module, payload, world) == {}
     assert log_lines(world) == []
+
+
+def test_the_hooks_own_environment_under_dash_s(world: World) -> None:
+    """The hook runs with ``-S`` (no ``site``, so ``sys.prefix`` is not the virtual
+    environment's): its interpreter's environment is protected all the same."""
+    venv = Path(sys.executable).parent.parent
+    if not (venv / "pyvenv.cfg").is_file():
+        pytest.skip("these tests run outside a virtual environment")
+    for path in (venv / "pyvenv.cfg", venv / "lib" / "x.pth", Path(sys.executable)):
+        payload = world.payload("Write", file_path=str(path), content="x")
+        assert "(code protected_path" in reason(run_hook(MODULES[0], payload, world)), path
 
 
 def test_a_crash_fails_closed(world: World) -> None:

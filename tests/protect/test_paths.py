@@ -70,11 +70,12 @@ def test_the_detail_names_the_path_and_what_it_is(world: World) -> None:
 
 
 def test_the_venv_of_the_hooks_is_protected(world: World) -> None:
-    if sys.prefix == sys.base_prefix:
+    venv = places.venv_dir()
+    if venv is None:
         pytest.skip("these tests run outside a virtual environment")
-    assert refused(world, os.path.join(sys.prefix, "pyvenv.cfg")) is not None
-    assert refused(world, os.path.join(sys.prefix, "bin", "python3")) is not None
-    assert refused(world, os.path.join(sys.prefix, "bin", "pytest")) is None  # not the hooks'
+    assert refused(world, os.path.join(venv, "pyvenv.cfg")) is not None
+    assert refused(world, os.path.join(venv, "bin", "python3")) is not None
+    assert refused(world, os.path.join(venv, "bin", "pytest")) is None  # not the hooks'
 
 
 def test_home_and_relative_spellings(world: World) -> None:

@@ -142,16 +142,28 @@ def settings_arguments(start: int | None = None) -> list[str]:
     return found
 
 
-def _interpreter() -> list[tuple[str, str]]:
+def venv_dir() -> str | None:
+    """The virtual environment of the Python running this, or None. Found by its
+    ``pyvenv.cfg`` beside the interpreter's folder, not by ``sys.prefix``: the hooks run with
+    ``-S``, and without ``site`` ``sys.prefix`` is the base installation's."""
+    if not sys.executable:
+        return None
+    folder = os.path.dirname(os.path.dirname(os.path.abspath(sys.executable)))
+    if os.path.isfile(os.path.join(folder, "pyvenv.cfg")):
+        return folder
+    return sys.prefix if sys.prefix != sys.base_prefix else None
+
+
+def _interpreter(venv: str | None) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     executable = sys.executable
     if executable:
         found.append((_norm(os.path.abspath(executable)), INTERPRETER))
         found.append((os.path.realpath(executable), INTERPRETER))
-    if sys.prefix != sys.base_prefix:
-        venv = "the virtual environment plangate's hooks run in"
+    if venv is not None:
+        what = "the virtual environment plangate's hooks run in"
         for name in ("pyvenv.cfg", "lib", "lib64"):
-            found.append((os.path.join(sys.prefix, name), venv))
+            found.append((os.path.join(venv, name), what))
     stdlib = "the Python standard library plangate's hooks import"
     found.append((os.path.dirname(os.__file__), stdlib))
     return found
@@ -189,8 +201,9 @@ class Places:
             roots.append((path, SETTINGS + " (passed with --settings)"))
         self.package_dir = os.path.join(package_root(), "plangate")
         roots.append((self.package_dir, PACKAGE))
-        roots.extend(_interpreter())
-        self.bin_dir = os.path.join(sys.prefix, "bin") if sys.prefix != sys.base_prefix else None
+        venv = venv_dir()
+        roots.extend(_interpreter(venv))
+        self.bin_dir = os.path.join(venv, "bin") if venv is not None else None
         seen: dict[str, str] = {}
         for path, what in roots:
             for spelling in (_norm(os.path.abspath(path)), os.path.realpath(path)):
