@@ -273,3 +273,15 @@ def test_a_folder_named_plangate_is_no_command(world: World) -> None:
 def test_any_text_is_read_without_an_error(world: World, command: str) -> None:
     found = decide.bash(command, str(world.project))
     assert found is None or found.code in ("protected_path", "protected_command")
+
+
+def test_padding_does_not_hide_a_path(world: World) -> None:
+    from plangate.hook_registry import package_root
+
+    target = f"{package_root()}/plangate/hooks/protect.py"
+    padding = " ".join(f"a{n}/b" for n in range(decide.CANDIDATES_MAX + 1))
+    assert code_of(world, f"python3 -c \"'{padding}'; open('{target}', 'w')\"") == (
+        "protected_path"
+    )
+    repeated = " ".join(["a/b"] * (decide.CANDIDATES_MAX + 1))
+    assert code_of(world, f"python3 -c \"'{repeated}'\"") is None

@@ -38,8 +38,9 @@ SCRIPT_MAX = 64 * 1024
 """How much of a script an interpreter runs is read (its text is judged like the command's)."""
 SCRIPTS_MAX = 16
 """How many scripts of one command are read (past that, the command is judged without them)."""
-CANDIDATES_MAX = 512
-"""Path candidates looked at in one command (the rest is judged by its markers)."""
+CANDIDATES_MAX = 4096
+"""Distinct path candidates looked at in one command: a command that holds more, in a
+pipeline that is not read-only, is refused (padding must not hide a path)."""
 _SEPARATORS = frozenset(" \t\n\r'\"`()[]{},;:=<>|&+!#%^@")
 _GLOB = "*?["
 DESTRUCTIVE = frozenset(
@@ -302,7 +303,7 @@ def bash(
         for simple, argv, _, _ in runs
         if not argv and simple.heredocs  # a bare here-document
     }
-    budget = CANDIDATES_MAX
+    seen: set[tuple[str, str, bool]] = set()
     scripts = SCRIPTS_MAX
     said: dict[int, list[str]] = {}  # the words of each pipeline that is not read-only
     for simple, argv, assigned, where in runs:
@@ -336,9 +337,13 @@ def bash(
             texts += [variables.expand(body) for body in _scripts(argv, where)]
         for text in texts:
             for piece in pieces(text) if not destructive else [text, *pieces(text)]:
-                budget -= 1
-                if budget < 0:
-                    break
+                key = (piece, where, destructive)
+                if key in seen:
+                    continue
+                seen.add(key)
+                if len(seen) > CANDIDATES_MAX:
+                    what = f"more than {CANDIDATES_MAX} paths, more than the protection reads"
+                    return Found(PROTECTED_PATH, "this command", what)
                 found = judge.candidate(piece, where, destructive)
                 if found is not None:
                     return Found(PROTECTED_PATH, piece, found)
