@@ -159,3 +159,12 @@ def test_the_ceo_reviews_folders_stay_open(world: World) -> None:
     (world.state / "ceo-plans").mkdir()
     (world.state / "ceo-plans" / "link.md").symlink_to(world.claude / "settings.json")
     assert refused(world, str(world.state / "ceo-plans" / "link.md")) is not None
+
+
+def test_the_journals_where_the_payload_says_they_are(world: World) -> None:
+    elsewhere = world.home / "elsewhere" / "projects" / "-p" / "s-1.jsonl"
+    payload = world.payload("Write", file_path=str(elsewhere.parent / "s-2.jsonl"), content="x")
+    assert decide.check(payload) is None
+    payload["transcript_path"] = str(elsewhere)
+    found = decide.check(payload)
+    assert found is not None and found.what == places.JOURNALS

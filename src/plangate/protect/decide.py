@@ -193,9 +193,9 @@ def _glob_match(pattern: str, name: str) -> bool:
 class Judge:
     """The protected places of one call, and the checks of paths and commands against them."""
 
-    def __init__(self, cwd: str, project: str | None) -> None:
+    def __init__(self, cwd: str, project: str | None, transcript: str | None = None) -> None:
         self.cwd = cwd
-        self.places = places.Places(cwd, project)
+        self.places = places.Places(cwd, project, transcript)
 
     def path(self, path: str) -> str | None:
         return self.places.what(path)
@@ -258,6 +258,7 @@ def bash(
     judge_for: Judge | None = None,
     project: str | None = None,
     depth: int = 0,
+    transcript: str | None = None,
 ) -> Found | None:
     """What protected thing a Bash command touches (see the module's text); None: nothing."""
     from plangate.guard.defence_codes import PROTECTED_COMMAND, PROTECTED_PATH
@@ -316,7 +317,7 @@ def bash(
         if not targets and not writing:
             continue
         if judge is None:
-            judge = Judge(cwd, project)
+            judge = Judge(cwd, project, transcript)
         for target in targets:
             expanded = variables.expand(target)
             found = judge.candidate(expanded, where, False)
@@ -394,13 +395,17 @@ def check(payload: Payload) -> Found | None:
     if not isinstance(tool_input, dict) or not isinstance(cwd, str) or not os.path.isabs(cwd):
         return None
     project = os.environ.get("CLAUDE_PROJECT_DIR") or None
+    named = payload.get("transcript_path")
+    transcript = named if isinstance(named, str) else None
     if tool == "Bash":
         command = tool_input.get("command")
-        return bash(command, cwd, project=project) if isinstance(command, str) else None
+        if not isinstance(command, str):
+            return None
+        return bash(command, cwd, project=project, transcript=transcript)
     path = write_path(tool_input, cwd)
     if path is None:
         return None
-    what = Judge(cwd, project).path(path)
+    what = Judge(cwd, project, transcript).path(path)
     if what is None:
         return None
     from plangate.guard.defence_codes import PROTECTED_PATH

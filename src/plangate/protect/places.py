@@ -174,7 +174,7 @@ class Places:
 
     __slots__ = ("roots", "bin_dir", "package_dir", "states", "skill_folders")
 
-    def __init__(self, cwd: str, project: str | None = None) -> None:
+    def __init__(self, cwd: str, project: str | None = None, transcript: str | None = None) -> None:
         from plangate.hook_registry import package_root
 
         home = os.path.expanduser("~")
@@ -197,6 +197,9 @@ class Places:
             for name in ("settings.json", "settings.local.json"):
                 roots.append((os.path.join(folder, ".claude", name), SETTINGS + " (project)"))
             roots.append((os.path.join(folder, ".plangate", "contracts"), CONTRACT + " folder"))
+        if transcript and transcript.endswith(".jsonl") and os.path.isabs(transcript):
+            # ``<config dir>/projects/<slug>/<session>.jsonl``, wherever Claude Code keeps it
+            roots.append((os.path.dirname(os.path.dirname(transcript)), JOURNALS))
         for path in settings_arguments():
             roots.append((path, SETTINGS + " (passed with --settings)"))
         self.package_dir = os.path.join(package_root(), "plangate")
