@@ -8,6 +8,7 @@ own entries (an older installation's too) and never touch another tool's.
 
     hook                     event                matcher      when                         timeout
     phase publication guard  PreToolUse           Read|Agent   always                          25 s
+    protected paths          PreToolUse           (below)      unless workflow_contracts       25 s
     skill gates              Stop                 -            ceo_review_gate|autoplan_gate   25 s
     CEO review gate          SubagentStop         -            ceo_review_gate                 25 s
     workflow contracts       PreToolUse           (below)      workflow_contracts              25 s
@@ -16,9 +17,16 @@ own entries (an older installation's too) and never touch another tool's.
     contract done gate       Stop, SubagentStop   -            workflow_contracts              25 s
 
 ``workflow_contracts`` is on unless turned off. The contracts' PreToolUse matcher is
-:data:`CONTRACT_MATCHER`. The contract hooks answer ``{}`` at once in a folder where no
-contract applies (``docs/contracts.md``). An event may hold several of plangate's matcher
-groups, one per registration, in the table's order.
+:data:`CONTRACT_MATCHER`.
+
+**Protected paths** (:mod:`plangate.protect`) hold in every session where plangate's hooks
+are registered: with ``workflow_contracts`` on, the contracts' PreToolUse hook runs them
+first (one process per call); with it off, ``plangate.hooks.protect`` is registered in its
+place, on :data:`PROTECT_MATCHER` (the writes and Bash). One of the two is always there.
+
+The contract hooks answer ``{}`` at once in a folder where no contract applies
+(``docs/contracts.md``). An event may hold several of plangate's matcher groups, one per
+registration, in the table's order.
 
 **Contract entries** (a Read or an Agent dispatch that a phase's ``reads``/``agents`` name)
 have their ``if`` conditions derived when setup runs, from the contracts known then
@@ -57,6 +65,7 @@ AUTOPLAN_GATE = "autoplan_gate"
 WORKFLOW_CONTRACTS = "workflow_contracts"
 CONTRACT_MATCHER = "Skill|Write|Edit|MultiEdit|NotebookEdit|Bash"
 ENTRY_MATCHER = "Read|Agent"
+PROTECT_MATCHER = "Write|Edit|MultiEdit|NotebookEdit|Bash"
 
 
 class HookSpec:
@@ -71,6 +80,7 @@ class HookSpec:
         "kind",
         "conditions",
         "derived",
+        "unless",
     )
 
     def __init__(
@@ -84,6 +94,7 @@ class HookSpec:
         timeout: int | None = None,
         conditions: tuple[str, ...] = (),
         derived: bool = False,
+        unless: tuple[str, ...] = (),
     ) -> None:
         self.event = event
         self.module = module
@@ -93,11 +104,14 @@ class HookSpec:
         self.timeout = timeout
         self.conditions = conditions  # each an ``if`` of its own handler; none: one, unfiltered
         self.derived = derived  # conditions given at setup (``entry_conditions``); none: left out
+        self.unless = unless  # left out when any of these switches is on
 
     def __repr__(self) -> str:
         return f"HookSpec({self.event!r}, {self.module!r})"
 
     def wanted(self, switches: dict[str, bool]) -> bool:
+        if any(switches.get(name, False) for name in self.unless):
+            return False
         return not self.switches or any(switches.get(name, False) for name in self.switches)
 
     def with_conditions(self, conditions: tuple[str, ...]) -> HookSpec:
@@ -111,6 +125,7 @@ class HookSpec:
             timeout=self.timeout,
             conditions=conditions,
             derived=True,
+            unless=self.unless,
         )
 
     @property
@@ -135,6 +150,14 @@ HOOKS: tuple[HookSpec, ...] = (
         matcher="Read|Agent",
         timeout=HOOK_TIMEOUT_S,
         conditions=GUARD_CONDITIONS,
+    ),
+    HookSpec(
+        "PreToolUse",
+        HOOK_MODULE_PREFIX + "protect",
+        kind="protection",
+        matcher=PROTECT_MATCHER,
+        unless=(WORKFLOW_CONTRACTS,),
+        timeout=HOOK_TIMEOUT_S,
     ),
     HookSpec(
         "Stop",

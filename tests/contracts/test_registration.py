@@ -57,7 +57,7 @@ def _modules(block: dict[str, list[dict[str, object]]]) -> dict[str, list[str]]:
 
 def test_the_registry_adds_them_beside_the_guard_and_gates() -> None:
     assert _modules(hook_registry.hook_settings(False, True)) == {
-        "PreToolUse": ["pre_tool_use"],
+        "PreToolUse": ["pre_tool_use", "protect"],  # the protection, on its own
         "Stop": ["stop"],
     }
     block = hook_registry.hook_settings(False, True, workflow_contracts=True)
@@ -164,7 +164,10 @@ def test_the_switch_turns_them_off(world: World) -> None:
     world.setup(environ={"PLANGATE_WORKFLOW_CONTRACTS": "off"})
     data = json.loads(world.settings.read_text())
     assert set(data["hooks"]) == {"PreToolUse", "Stop"}  # the guard, and the user's own Stop
-    assert len(data["hooks"]["PreToolUse"]) == 1
+    groups = data["hooks"]["PreToolUse"]
+    # the guard, and the protected paths alone (never without them: issue 32)
+    assert [group["matcher"] for group in groups] == ["Read|Agent", hook_registry.PROTECT_MATCHER]
+    assert "plangate.hooks.protect " in groups[1]["hooks"][0]["command"]
     out = world.setup()
     assert any(line.startswith("updated PreToolUse") for line in out)
     assert "UserPromptExpansion" in json.loads(world.settings.read_text())["hooks"]

@@ -20,6 +20,7 @@ import plangate.guard
 import plangate.hook_io
 import plangate.hooks
 import plangate.journal
+import plangate.protect
 from plangate.journal.fast import OPTIONAL
 from tests.conftest import SRC
 
@@ -39,6 +40,7 @@ HOOK_PATH_MODULES = sorted(
             plangate.guard,
             plangate.journal,
             plangate.contracts,
+            plangate.protect,
         )
         for info in pkgutil.iter_modules(package.__path__)
     ]

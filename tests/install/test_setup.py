@@ -44,6 +44,14 @@ GUARD_HANDLERS = [
     {"type": "command", "command": GUARD, "if": condition, "timeout": 25}
     for condition in hook_registry.GUARD_CONDITIONS
 ]
+#: The protected paths' hook, registered in place of the contracts' PreToolUse hook when
+#: the contracts are switched off (as here): plangate's files are protected in every session.
+PROTECT = registered("plangate.hooks.protect")
+PRE_LABEL = "PreToolUse guard (Read|Agent), protection (Write|Edit|MultiEdit|NotebookEdit|Bash)"
+PROTECT_GROUP = {
+    "matcher": hook_registry.PROTECT_MATCHER,
+    "hooks": [{"type": "command", "command": PROTECT, "timeout": 25}],
+}
 STOP = registered("plangate.hooks.stop")
 SUBAGENT_STOP = registered("plangate.hooks.subagent_stop")
 REFUSAL = "fix or move it, then run plangate setup again"
@@ -172,13 +180,16 @@ def test_hook_settings_for_each_switch_combination() -> None:
     }
     stop = {"hooks": [{"type": "command", "command": STOP, "timeout": 25}]}
     subagent = {"hooks": [{"type": "command", "command": SUBAGENT_STOP, "timeout": 25}]}
-    assert hook_registry.hook_settings(False, False, PY) == {"PreToolUse": [guard]}
+    assert hook_registry.hook_settings(False, False, PY) == {"PreToolUse": [guard, PROTECT_GROUP]}
     assert hook_registry.hook_settings(True, False, PY) == {
-        "PreToolUse": [guard],
+        "PreToolUse": [guard, PROTECT_GROUP],
         "Stop": [stop],
         "SubagentStop": [subagent],
     }
-    assert hook_registry.hook_settings(False, True, PY) == {"PreToolUse": [guard], "Stop": [stop]}
+    assert hook_registry.hook_settings(False, True, PY) == {
+        "PreToolUse": [guard, PROTECT_GROUP],
+        "Stop": [stop],
+    }
     assert list(hook_registry.hook_settings(True, True, PY)) == [
         "PreToolUse",
         "Stop",
@@ -252,7 +263,7 @@ def test_fresh_install(env: Env) -> None:
         "autoplan_gate off (default)",
         "installed skill autoplan in ~/.claude/skills/autoplan",
         "installed skill plan-ceo-review in ~/.claude/skills/plan-ceo-review",
-        "registered PreToolUse guard (Read|Agent) in ~/.claude/settings.json",
+        f"registered {PRE_LABEL} in ~/.claude/settings.json",
         "registered Stop gate (ceo_review_gate) in ~/.claude/settings.json",
         "registered SubagentStop gate (ceo_review_gate) in ~/.claude/settings.json",
     ]
@@ -281,7 +292,7 @@ def test_second_run_is_byte_identical(env: Env) -> None:
         "autoplan_gate on (from ~/state/config.json)",
         "unchanged skill autoplan in ~/.claude/skills/autoplan",
         "unchanged skill plan-ceo-review in ~/.claude/skills/plan-ceo-review",
-        "unchanged PreToolUse guard (Read|Agent) in ~/.claude/settings.json",
+        f"unchanged {PRE_LABEL} in ~/.claude/settings.json",
         "unchanged Stop gate (ceo_review_gate, autoplan_gate) in ~/.claude/settings.json",
         "unchanged SubagentStop gate (ceo_review_gate) in ~/.claude/settings.json",
     ]
@@ -303,7 +314,7 @@ def test_other_tools_hooks_and_unknown_keys_are_preserved(env: Env) -> None:
     assert hooks["Stop"][0] == original["hooks"]["Stop"][0]
     assert hooks["Notification"] == original["hooks"]["Notification"]
     assert our_commands(data) == {
-        "PreToolUse": [GUARD],
+        "PreToolUse": [GUARD, PROTECT],
         "Stop": [STOP],
         "SubagentStop": [SUBAGENT_STOP],
     }
@@ -351,6 +362,7 @@ def test_replaces_entries_of_an_older_installation_in_place(env: Env) -> None:
     data = load(env.settings)
     assert data["hooks"]["PreToolUse"] == [
         {"matcher": "Read|Agent", "hooks": GUARD_HANDLERS},
+        PROTECT_GROUP,
         {"matcher": "Bash", "hooks": [{"type": "command", "command": "lint-bash"}]},
         {"matcher": "Write", "hooks": [{"type": "command", "command": "fmt"}]},
     ]
@@ -361,7 +373,7 @@ def test_replaces_entries_of_an_older_installation_in_place(env: Env) -> None:
     # The file already held plangate's handlers: there is no file from before plangate to
     # back up (an older installation's backup, if any, is kept).
     assert out[-3:] == [
-        "updated PreToolUse guard (Read|Agent) in ~/.claude/settings.json",
+        f"updated {PRE_LABEL} in ~/.claude/settings.json",
         "updated Stop gate (autoplan_gate) in ~/.claude/settings.json",
         "removed PostToolUse hook from ~/.claude/settings.json",
     ]
@@ -371,12 +383,12 @@ def test_gate_switched_off_removes_its_hooks(env: Env) -> None:
     run(env, ceo=True)
     assert set(our_commands(load(env.settings))) == {"PreToolUse", "Stop", "SubagentStop"}
     out, _ = run(env, ceo=False, autoplan=True)
-    assert our_commands(load(env.settings)) == {"PreToolUse": [GUARD], "Stop": [STOP]}
+    assert our_commands(load(env.settings)) == {"PreToolUse": [GUARD, PROTECT], "Stop": [STOP]}
     assert "updated Stop gate (autoplan_gate) in ~/.claude/settings.json" not in out
     assert "unchanged Stop gate (autoplan_gate) in ~/.claude/settings.json" in out
     assert "removed SubagentStop gate from ~/.claude/settings.json" in out
     out, _ = run(env, autoplan=False)
-    assert our_commands(load(env.settings)) == {"PreToolUse": [GUARD]}
+    assert our_commands(load(env.settings)) == {"PreToolUse": [GUARD, PROTECT]}
     assert "removed Stop gate from ~/.claude/settings.json" in out
     assert "hooks" in load(env.settings)
 
@@ -384,7 +396,7 @@ def test_gate_switched_off_removes_its_hooks(env: Env) -> None:
 def test_both_gates_share_one_stop_registration(env: Env) -> None:
     run(env, ceo=True, autoplan=True)
     assert our_commands(load(env.settings)) == {
-        "PreToolUse": [GUARD],
+        "PreToolUse": [GUARD, PROTECT],
         "Stop": [STOP],
         "SubagentStop": [SUBAGENT_STOP],
     }
@@ -394,7 +406,7 @@ def test_switch_precedence_in_setup(env: Env) -> None:
     # environment, not saved
     out, _ = run(env, environ={"PLANGATE_AUTOPLAN_GATE": "on"})
     assert "autoplan_gate on (from PLANGATE_AUTOPLAN_GATE in the environment, not saved)" in out
-    assert our_commands(load(env.settings)) == {"PreToolUse": [GUARD], "Stop": [STOP]}
+    assert our_commands(load(env.settings)) == {"PreToolUse": [GUARD, PROTECT], "Stop": [STOP]}
     assert not (env.state / "config.json").exists()
     # the flag beats the environment, is saved, and the conflict is pointed out
     out, err = run(env, autoplan=False, environ={"PLANGATE_AUTOPLAN_GATE": "on"})
@@ -403,7 +415,7 @@ def test_switch_precedence_in_setup(env: Env) -> None:
         "note: PLANGATE_AUTOPLAN_GATE=on in this environment overrides the saved autoplan_gate "
         "wherever it is set"
     ]
-    assert our_commands(load(env.settings)) == {"PreToolUse": [GUARD]}
+    assert our_commands(load(env.settings)) == {"PreToolUse": [GUARD, PROTECT]}
     # config beats the default
     config.set("ceo_review_gate", "on")
     out, _ = run(env)
@@ -412,7 +424,7 @@ def test_switch_precedence_in_setup(env: Env) -> None:
     assert set(our_commands(load(env.settings))) == {"PreToolUse", "Stop", "SubagentStop"}
     # the environment beats config
     run(env, environ={"PLANGATE_CEO_REVIEW_GATE": "off"})
-    assert our_commands(load(env.settings)) == {"PreToolUse": [GUARD]}
+    assert our_commands(load(env.settings)) == {"PreToolUse": [GUARD, PROTECT]}
     assert config.get("ceo_review_gate") is True
 
 
@@ -433,7 +445,7 @@ def test_symlinked_settings_stays_a_link(env: Env) -> None:
     env.settings.symlink_to(dotfiles / "claude-settings.json")
     run(env)
     assert env.settings.is_symlink()
-    assert our_commands(load(dotfiles / "claude-settings.json")) == {"PreToolUse": [GUARD]}
+    assert our_commands(load(dotfiles / "claude-settings.json")) == {"PreToolUse": [GUARD, PROTECT]}
     run(env, uninstall=True)
     assert env.settings.is_symlink()
     assert (dotfiles / "claude-settings.json").read_text() == '{"model": "opus"}\n'
@@ -443,12 +455,12 @@ def test_project_settings(env: Env) -> None:
     out, _ = run(env, project=True, ceo=True)
     project_settings = env.project / ".claude" / "settings.json"
     assert our_commands(load(project_settings)) == {
-        "PreToolUse": [GUARD],
+        "PreToolUse": [GUARD, PROTECT],
         "Stop": [STOP],
         "SubagentStop": [SUBAGENT_STOP],
     }
     assert not env.settings.exists()
-    assert "registered PreToolUse guard (Read|Agent) in ~/project/.claude/settings.json" in out
+    assert f"registered {PRE_LABEL} in ~/project/.claude/settings.json" in out
     assert (env.skills / "autoplan" / SKILL_MARKER).is_file()
 
 
@@ -699,7 +711,7 @@ def test_no_bundled_skills(env: Env, kind: str) -> None:
         source.mkdir()
     out, _ = run(env, skills_source=source)
     assert "no skills bundled with this plangate to install" in out
-    assert our_commands(load(env.settings)) == {"PreToolUse": [GUARD]}
+    assert our_commands(load(env.settings)) == {"PreToolUse": [GUARD, PROTECT]}
     assert not env.skills.exists()
 
 
@@ -761,7 +773,8 @@ def test_concurrent_setups_do_not_interleave(env: Env) -> None:
         data = load(env.settings)  # valid JSON
         commands = our_commands(data)
         assert commands["PreToolUse"] == [
-            hook_registry.hook_command("plangate.hooks.pre_tool_use", sys.executable)
+            hook_registry.hook_command("plangate.hooks.pre_tool_use", sys.executable),
+            hook_registry.hook_command("plangate.hooks.protect", sys.executable),
         ]
         assert all(len(found) == 1 for found in commands.values())
         assert set(commands) in ({"PreToolUse"}, {"PreToolUse", "Stop", "SubagentStop"})
@@ -1125,7 +1138,7 @@ def test_plugin_through_the_real_cli_and_never_with_settings_hooks(
         "nothing to undo for `claude plugin marketplace remove plangate --json`",
     ]
     run(env)  # settings hooks are allowed again
-    assert our_commands(load(env.settings))["PreToolUse"] == [GUARD]
+    assert our_commands(load(env.settings))["PreToolUse"] == [GUARD, PROTECT]
 
 
 def plangate_version() -> str:

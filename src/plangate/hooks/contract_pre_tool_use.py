@@ -2,6 +2,12 @@
 ``Agent`` call a phase's ``reads``/``agents`` name) and the writes (``Write``, ``Edit``,
 ``MultiEdit``, ``NotebookEdit``, a Bash command that plainly writes).
 
+Before any contract rule, a write or a Bash command goes through plangate's protected paths
+(:mod:`plangate.protect`), in the same process: a call that changes a file holding the gate,
+or runs a command only the person may run, is refused whether or not a contract applies.
+With the ``workflow_contracts`` switch off the protection runs alone, from
+:mod:`plangate.hooks.protect`.
+
 Most calls are answered at once with ``{}`` and load nothing but the standard library: a
 Bash command that writes no file, and any call in a folder where no contract applies (a
 few ``stat`` calls and the contracts cache, :mod:`plangate.contracts.compiled`). A call a
@@ -54,6 +60,12 @@ def decide(payload: Payload) -> Output:
     cwd = payload.get("cwd")
     if not isinstance(tool_input, dict) or not isinstance(cwd, str) or not os.path.isabs(cwd):
         return {}
+    if tool == "Bash" or tool in WRITE_TOOLS:
+        from plangate.protect.decide import refusal
+
+        refused = refusal(payload)
+        if refused is not None:
+            return refused
     paths = paths_of(str(tool), tool_input, cwd)
     if paths == []:
         return {}  # a Bash command that writes no file, or a write naming none

@@ -1,0 +1,48 @@
+"""plangate's protected paths as a PreToolUse hook of their own: registered when the
+``workflow_contracts`` switch is off (with it on, :mod:`plangate.hooks.contract_pre_tool_use`
+runs the same protection before its contract rules, in one process per call).
+
+A Write, Edit, MultiEdit or NotebookEdit of a protected file, or a Bash command that changes
+one or runs a command only the person may run, is refused (:mod:`plangate.protect.decide`);
+anything else is answered ``{}``. An unexpected error is the ``installation`` denial: the
+protection fails closed.
+"""
+
+from __future__ import annotations
+
+from plangate.hook_io.runtime import HookInputError, run_hook
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from plangate.hook_io.protocol import Output, Payload
+
+
+def decide(payload: Payload) -> Output:
+    from plangate.protect.decide import refusal
+
+    refused = refusal(payload)
+    return {} if refused is None else refused
+
+
+def _bad_input(error: HookInputError) -> Output:
+    return _crashed("hook_input", error.detail)
+
+
+def _crash(error: BaseException) -> Output:
+    return _crashed("installation", type(error).__name__)
+
+
+def _crashed(code: str, detail: str) -> Output:
+    from plangate.guard import log, reasons
+
+    decision = reasons.Decision.deny(code, detail=detail)
+    log.append_decision(decision, extra={"event": "protect"})
+    return decision.output()
+
+
+def main() -> int:
+    return run_hook(decide, on_bad_input=_bad_input, on_crash=_crash)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
