@@ -50,6 +50,9 @@ FORMS: dict[tuple[str, str | None], list[list[str]]] = {
         ["setup", "--project"],
         ["setup", "--no-ceo-review-gate"],
     ],
+    ("run", "--no-require-approval"): [
+        ["run", "plan.md", "--no-require-approval"],
+    ],
 }
 ALL_FORMS = [(entry, argv) for entry, forms in FORMS.items() for argv in forms]
 IDS = [" ".join(argv[:4]) for _, argv in ALL_FORMS]
@@ -102,7 +105,9 @@ def world(tmp_path: Path) -> World:
 
 
 def assert_refused(world: World, done: Done, words: list[str], signal: str) -> None:
-    command = " ".join(words[:2]) if words[0] == "config" else words[0]
+    command = {"config": " ".join(words[:2]), "run": "run --no-require-approval"}.get(
+        words[0], words[0]
+    )
     shown = [w.format(project=world.project) for w in words if w != "--yes"]
     again = "plangate " + shlex.join(shown)
     assert done.returncode == 1, done.stdout + done.stderr

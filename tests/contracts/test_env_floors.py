@@ -60,3 +60,25 @@ def test_the_contract_hook_with_a_1_ms_deadline_still_refuses(project: Project) 
     decision = output["hookSpecificOutput"]
     assert decision["permissionDecision"] == "deny", output
     assert "contract_approval" in decision["permissionDecisionReason"]
+
+
+def test_a_decision_out_of_time_inside_an_active_workflow_refuses(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 32: a decision that runs out of time allowed (``contract_unverified``); inside an
+    active workflow it refuses (``contract_timeout``). Outside one, the seed's warning stands.
+    The deadline itself is cut to nothing here: what is tested is the answer to it."""
+    from plangate.contracts import untrusted
+    from plangate.hooks import contract_pre_tool_use as hook
+
+    monkeypatch.setattr(hook, "within", lambda seconds, decide: None)
+    payload = project.journaled("Write", {"file_path": str(project.dir / "src" / "x.py")})
+    outside = hook.decide(payload)
+    assert "permissionDecision" not in outside.get("hookSpecificOutput", {}), outside
+    assert "contract_unverified" in json.dumps(outside)
+    untrusted.mark_active(payload["session_id"], "cc-sdd")
+    inside = hook.decide(payload)
+    decision = inside["hookSpecificOutput"]
+    assert decision["permissionDecision"] == "deny", inside
+    assert "(code contract_timeout," in decision["permissionDecisionReason"]
+    assert "workflow cc-sdd" in decision["permissionDecisionReason"]

@@ -98,6 +98,7 @@ PLANGATE_CODES = {
         "contract_drift",
         "journal_untrusted",
         "unguarded_calls",
+        "contract_timeout",
     },
 }
 """Codes plangate adds to the seed's: the guard's own deadline (issue 14), a phase entry

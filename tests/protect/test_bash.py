@@ -45,6 +45,7 @@ PERSON_ONLY_SPELLINGS = [
     "ls; plangate approve x || true",
     "echo $(plangate approve x)",
     "node -e \"require('child_process').execSync('plangate approve x')\"",
+    "plangate run plan.md --no-require-approval",
 ]
 
 
@@ -178,6 +179,7 @@ ORDINARY = [
     "cd src && python3 app.py",
     "cat settings.json",
     "mkdir -p docs && cp README.md docs/",
+    "plangate run plan.md --require-approval",
 ]
 
 

@@ -220,6 +220,10 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.require_approval is False:  # --no-require-approval turns the config's gate off
+        from plangate import agent_session
+
+        agent_session.refuse_inside("run", "--no-require-approval")
     return run_command(
         args.plan,
         task=args.task,

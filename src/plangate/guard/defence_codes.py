@@ -19,6 +19,7 @@ SANDBOX_BYPASS = "sandbox_bypass"
 CONTRACT_DRIFT = "contract_drift"
 JOURNAL_UNTRUSTED = "journal_untrusted"
 UNGUARDED_CALLS = "unguarded_calls"
+CONTRACT_TIMEOUT = "contract_timeout"
 
 #: The plangate commands only a person may run, as (verb, sub-verb or None): each opens or
 #: weakens a gate. The commands refuse inside an agent session (``agent_command``); the hooks
@@ -27,6 +28,7 @@ PERSON_ONLY_COMMANDS: tuple[tuple[str, str | None], ...] = (
     ("approve", None),
     ("config", "set"),
     ("setup", None),
+    ("run", "--no-require-approval"),  # a flag: it turns off the config's require_approval
 )
 
 ASK_PERSON = (
@@ -69,6 +71,13 @@ TABLE: dict[str, tuple[str, str]] = {
         "person's turns from forged ones while this workflow is active. Finish your turn and tell "
         "the person: "
         "`plangate audit` shows the session, and a fresh session continues the workflow.",
+    ),
+    CONTRACT_TIMEOUT: (
+        CORRECTIVE,
+        "plangate could not check this call against workflow {workflow} within its deadline, "
+        "and the workflow is active, so the call is refused rather than let through unchecked. "
+        "Finish your turn and tell the person: the machine may be too busy or the session "
+        "journal too large (`plangate journal inspect`).",
     ),
     UNGUARDED_CALLS: (
         CORRECTIVE,

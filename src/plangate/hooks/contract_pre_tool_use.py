@@ -14,7 +14,8 @@ few ``stat`` calls and the contracts cache, :mod:`plangate.contracts.compiled`).
 contract may cover loads the journal reader and the rules (:mod:`plangate.contracts.evaluate`).
 An unexpected error is the ``installation`` denial, as for the /autoplan guard; a decision
 not made within the guard's deadline (``PLANGATE_GUARD_DEADLINE_MS``) runs unverified
-(``contract_unverified``), logged.
+(``contract_unverified``), logged, unless a workflow is active in the session: then it is
+refused (``contract_timeout``), since a decision cut short must not open the gate.
 """
 
 from __future__ import annotations
@@ -83,6 +84,15 @@ def decide(payload: Payload) -> Output:
         output = within(seconds, lambda: evaluate.pre_tool_use(payload, paths))
     if output is None:
         detail = f"no decision within the guard's {seconds:g} s deadline"
+        from plangate.contracts import untrusted
+
+        workflow = untrusted.active_workflow(payload.get("session_id"))
+        if workflow is not None:  # inside an active workflow a decision cut short denies
+            from plangate.guard import defence_codes, log, reasons
+
+            decision = reasons.Decision.deny(defence_codes.CONTRACT_TIMEOUT, detail=detail)
+            log.append_decision(decision, extra={"event": "contract", "workflow": workflow})
+            return decision.output({"workflow": workflow})
         return evaluate.unverified("?", detail, None, "edit" if paths else "entry")
     return output
 

@@ -161,8 +161,19 @@ def plangate_args(argv: list[str]) -> list[str] | None:
     return None
 
 
-def _matches(verb: str | None, sub: str | None, table: tuple[tuple[str, str | None], ...]) -> bool:
-    return any(verb == v and (s is None or sub == s) for v, s in table)
+def _matches(
+    verb: str | None,
+    sub: str | None,
+    table: tuple[tuple[str, str | None], ...],
+    args: list[str] | None = None,
+) -> bool:
+    """Whether ``verb sub`` is in ``table``; an entry whose second word is a flag
+    (``("run", "--no-require-approval")``) matches when ``args`` hold the flag."""
+    flags = args or []
+    return any(
+        verb == v and (s is None or sub == s or (s.startswith("-") and s in flags))
+        for v, s in table
+    )
 
 
 def by_design(argv: list[str]) -> bool:
@@ -183,10 +194,10 @@ def person_only(argv: list[str]) -> str | None:
     if args is None:
         return None
     verb, sub = _verbs(args)
-    if _matches(verb, sub, PERSON_ONLY_COMMANDS):
-        return " ".join(
-            word for word in ("plangate", verb, sub if verb == "config" else None) if word
-        )
+    if _matches(verb, sub, PERSON_ONLY_COMMANDS, args):
+        flag = next((s for v, s in PERSON_ONLY_COMMANDS if v == verb and s and s in args), None)
+        shown = sub if verb == "config" else flag
+        return " ".join(word for word in ("plangate", verb, shown) if word)
     return None
 
 
