@@ -38,7 +38,7 @@ LAYERS: list[set[str]] = [
     # readers and formats
     {"journal", "plan", "autoplan"},
     # what decides in a hook, and what reads many journals
-    {"guard", "gates", "journal_survey", "contracts", "agent_session"},
+    {"guard", "gates", "journal_survey", "contracts", "agent_session", "protect"},
     # the agents, and the real CLI offline
     {"agents", "harness"},
     # runs, installing, the viewer

@@ -196,6 +196,7 @@ class _Workers:
             started.append(process)
             self._started(process)
 
+        began = time.monotonic()
         try:
             done = run_bounded(
                 [*self.command, journal[0], journal[2], self.config],
@@ -208,7 +209,9 @@ class _Workers:
         finally:
             with self.lock:
                 self.live.difference_update(started)
-        if done.timed_out:
+        # Over the budget is over the budget, also when the exit was only seen after it (a
+        # busy machine can keep this thread from looking in time).
+        if done.timed_out or time.monotonic() - began > self.file_seconds:
             return "error", TIMEOUT, f"not judged within {self.file_seconds:g} s; skipped", None
         verdict = _parse(done.stdout_bytes) if done.returncode == 0 else None
         if verdict is None:

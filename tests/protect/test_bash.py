@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from plangate.guard.defence_codes import PERSON_ONLY_COMMANDS
-from plangate.protect import commands, decide
+from plangate.protect import commands, decide, shell
 from tests.protect.conftest import World
 
 
@@ -52,6 +52,23 @@ PERSON_ONLY_SPELLINGS = [
 @pytest.mark.parametrize("command", PERSON_ONLY_SPELLINGS)
 def test_a_person_only_command_in_any_spelling(world: World, command: str) -> None:
     assert code_of(world, command) == "protected_command"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "if true; then plangate approve x; fi",
+        "for i in 1; do plangate approve x; done",
+        "{ plangate setup; }",
+        "! plangate approve x",
+        "time plangate config set ceo_review_gate off",
+    ],
+)
+def test_reserved_words_do_not_hide_the_program(command: str) -> None:
+    """The program of each simple command is its first word after the shell's reserved words:
+    ``then plangate approve`` runs plangate (not a program named ``then``)."""
+    found = [commands.person_only(simple.words) for simple in shell.parse(command)]
+    assert any(found), (command, [simple.words for simple in shell.parse(command)])
 
 
 def test_every_person_only_command_is_covered() -> None:

@@ -292,9 +292,10 @@ def _useful(simple: Simple) -> bool:
 
 def parse(command: str) -> list[Simple]:
     """The simple commands of ``command``, in order (substitutions before the command that
-    holds them)."""
-    return _Lexer(command, False, [0]).run()
-
-
-def is_keyword(word: str) -> bool:
-    return word in _KEYWORDS
+    holds them), each without the reserved words that lead it (``then``, ``do``, ``{``,
+    ``!``, ``time``…), so its first word is the program it runs."""
+    simples = _Lexer(command, False, [0]).run()
+    for simple in simples:
+        while simple.words and simple.words[0] in _KEYWORDS:
+            del simple.words[0]
+    return simples
