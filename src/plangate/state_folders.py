@@ -14,6 +14,7 @@ Standard library only (hook path).
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 
@@ -55,6 +56,21 @@ def state_folder(*parts: str, root: str | None = None, create: bool = True) -> s
         path = os.path.join(path, part)
         check_folder(path, create)
     return path
+
+
+def append_to(path: str, data: bytes) -> int:
+    """Append ``data`` to the state file ``path`` in one write (``O_APPEND``, created 0600,
+    never through a link); the file's size after it. A short write raises ``OSError``
+    (ENOSPC), as does anything else that fails."""
+    descriptor = os.open(path, APPEND_FLAGS, 0o600)
+    try:
+        written = os.write(descriptor, data)
+        size = os.fstat(descriptor).st_size
+    finally:
+        os.close(descriptor)
+    if written != len(data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    return size
 
 
 def check_folder(path: str, create: bool = True) -> None:

@@ -75,7 +75,9 @@ def test_without_keep_no_printed_command_needs_the_removed_folder(claude_bin: Pa
     assert "PLANGATE_STATE_ROOT=" not in said
 
 
-def test_serve_shows_the_run_until_ctrl_c(tmp_path: Path, claude_bin: Path) -> None:
+def _serving(tmp_path: Path) -> tuple[subprocess.Popen[str], list[str], str]:
+    """``plangate demo --serve`` started as a person starts it, once its viewer is up: the
+    process, what it printed so far, and the run's address."""
     env = {key: value for key, value in os.environ.items() if key != "PLANGATE_DATABASE_URL"}
     env.update(PYTHONUNBUFFERED="1", TMPDIR=str(tmp_path))
     demo_process = subprocess.Popen(
@@ -91,10 +93,12 @@ def test_serve_shows_the_run_until_ctrl_c(tmp_path: Path, claude_bin: Path) -> N
     for line in demo_process.stdout:
         seen.append(line)
         if line.startswith("The run viewer shows the run at "):
-            break
-    else:
-        pytest.fail("".join(seen))
-    address = line.split()[7]
+            return demo_process, seen, line.split()[7]
+    pytest.fail("".join(seen))
+
+
+def test_serve_shows_the_run_until_ctrl_c(tmp_path: Path, claude_bin: Path) -> None:
+    demo_process, seen, address = _serving(tmp_path)
     run_id = address.rsplit("/", 1)[1]
     with urllib.request.urlopen(address, timeout=30) as page:
         html = page.read().decode("utf-8")
@@ -114,25 +118,7 @@ def test_serve_stopped_by_a_signal_ends_as_cleanly_as_ctrl_c(
     """Issue 34: ``timeout``, ``kill`` and process managers stop with SIGTERM, a closed
     terminal with SIGHUP. The demo then stops its viewer and removes its folder, as for
     Ctrl+C: no ``plangate serve`` is left answering with parent 1."""
-    env = {key: value for key, value in os.environ.items() if key != "PLANGATE_DATABASE_URL"}
-    env.update(PYTHONUNBUFFERED="1", TMPDIR=str(tmp_path))
-    demo_process = subprocess.Popen(
-        [sys.executable, "-m", "plangate", "demo", "--serve"],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    assert demo_process.stdout is not None
-    seen = []
-    for line in demo_process.stdout:
-        seen.append(line)
-        if line.startswith("The run viewer shows the run at "):
-            break
-    else:
-        pytest.fail("".join(seen))
-    address = line.split()[7]
+    demo_process, seen, address = _serving(tmp_path)
     with urllib.request.urlopen(address, timeout=30) as page:
         assert page.status == 200
     demo_process.send_signal(stop)

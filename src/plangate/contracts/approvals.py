@@ -185,12 +185,12 @@ def record_approval(
         "digest": digest(files) if digest_hex is None else digest_hex,
     }
     line["mac"] = mac(signing_key(state_root), line)
+    from plangate.state_folders import append_to, state_folder
+
     path = records_path(state_root)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
     try:
-        fd = os.open(
-            path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
-        )
+        state_folder(root=os.path.dirname(path))  # the state root: a real folder of ours
+        append_to(path, (jsonio.dumps(line) + "\n").encode("utf-8"))
     except OSError as error:
         from plangate.errors import StateError
 
@@ -198,10 +198,6 @@ def record_approval(
             f"cannot append the approval to {path}: {error.strerror or error}",
             f"make {path} a regular file of yours (remove a link there) and approve again",
         ) from error
-    try:
-        os.write(fd, (jsonio.dumps(line) + "\n").encode("utf-8"))
-    finally:
-        os.close(fd)
     return line
 
 

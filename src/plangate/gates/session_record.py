@@ -32,7 +32,7 @@ import time
 from plangate import files, jsonio, locations
 from plangate.gates import record_shape, space_reserve
 from plangate.gates.errors import GATE_LOCKED, GATE_STATE, GateError
-from plangate.state_folders import APPEND_FLAGS, UnsafeFolder, state_folder
+from plangate.state_folders import UnsafeFolder, append_to, state_folder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -205,13 +205,7 @@ def append_pending(
 
 def _append(session: str, state_root: str | None, line: bytes) -> None:
     folder = state_folder(FOLDER, session, root=state_root)
-    descriptor = os.open(os.path.join(folder, PENDING), APPEND_FLAGS, 0o600)
-    try:
-        written = os.write(descriptor, line)
-    finally:
-        os.close(descriptor)
-    if written != len(line):
-        raise OSError(errno.ENOSPC, "No space left on device")
+    append_to(os.path.join(folder, PENDING), line)
 
 
 def merge_pending(folder: str, record: dict[str, Any]) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 
 from plangate import locations
-from plangate.state_folders import APPEND_FLAGS, state_folder
+from plangate.state_folders import append_to, state_folder
 
 FOLDER = "hooks"
 ROTATE_BYTES = 1024 * 1024
@@ -32,12 +32,8 @@ def append(hook: str, lines: list[str], state_root: str | None = None) -> bool:
         data = "".join(line.replace("\n", " ") + "\n" for line in lines).encode("utf-8")
         path = os.path.join(state_folder(FOLDER, root=state_root), f"{hook}.log")
         _rotate_if_full(path, len(data))
-        descriptor = os.open(path, APPEND_FLAGS, 0o600)
-        try:
-            written = os.write(descriptor, data)
-        finally:
-            os.close(descriptor)
-        return written == len(data)
+        append_to(path, data)
+        return True
     except Exception:  # noqa: BLE001 - the trace log must never change a decision
         return False
 

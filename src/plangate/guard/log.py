@@ -26,7 +26,7 @@ import os
 import time
 
 from plangate import jsonio, locations
-from plangate.state_folders import APPEND_FLAGS, state_folder
+from plangate.state_folders import append_to, state_folder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -102,15 +102,9 @@ def append_decision(
     try:
         data = (jsonio.dumps(entry(decision, now, extra)) + "\n").encode("ascii")
         path = os.path.join(state_folder(LOG_DIR, root=state_root), LOG_NAME)
-        fd = os.open(path, APPEND_FLAGS, 0o600)
-        try:
-            written = os.write(fd, data)
-            size = os.fstat(fd).st_size
-        finally:
-            os.close(fd)
-        if size > ROTATE_BYTES:
+        if append_to(path, data) > ROTATE_BYTES:
             trim(path)
-        return written == len(data)
+        return True
     except Exception:  # noqa: BLE001 - the log must never change a decision
         return False
 

@@ -235,19 +235,13 @@ def line_of(
 def append(data: bytes, state_root: str | None = None) -> bool:
     """Append one trace line; True when written. Never raises."""
     try:
-        from plangate.state_folders import APPEND_FLAGS, state_folder
+        from plangate.state_folders import append_to, state_folder
 
         folder = state_folder(TRACE_DIR, root=state_root)
         path = os.path.join(folder, TRACE_NAME)
-        fd = os.open(path, APPEND_FLAGS, 0o600)
-        try:
-            written = os.write(fd, data)
-            size = os.fstat(fd).st_size
-        finally:
-            os.close(fd)
-        if size > ROTATE_BYTES:
+        if append_to(path, data) > ROTATE_BYTES:
             os.replace(path, os.path.join(folder, OLD_NAME))
-        return written == len(data)
+        return True
     except Exception:  # noqa: BLE001 - the trace must never change an answer
         return False
 

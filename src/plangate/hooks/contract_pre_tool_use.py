@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 
-from plangate.hook_io.runtime import HookInputError, deadline_seconds, run_hook, within
+from plangate.hook_io.runtime import deadline_seconds, run_hook, within
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -97,24 +97,11 @@ def decide(payload: Payload) -> Output:
     return output
 
 
-def _bad_input(error: HookInputError) -> Output:
-    return _crashed("hook_input", error.detail)
-
-
-def _crash(error: BaseException) -> Output:
-    return _crashed("installation", type(error).__name__)
-
-
-def _crashed(code: str, detail: str) -> Output:
-    from plangate.guard import log, reasons
-
-    decision = reasons.Decision.deny(code, detail=detail)
-    log.append_decision(decision, extra={"event": "contract"})
-    return decision.output()
-
-
 def main() -> int:
-    return run_hook(decide, on_bad_input=_bad_input, on_crash=_crash)
+    from plangate.hooks.closed import handlers
+
+    bad_input, crash = handlers("contract")
+    return run_hook(decide, on_bad_input=bad_input, on_crash=crash)
 
 
 if __name__ == "__main__":
