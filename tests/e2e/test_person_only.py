@@ -80,10 +80,10 @@ def test_the_model_cannot_approve_by_command_or_by_appending_a_record(kit: Kit) 
         "digest": digest,  # the requirements' digest as the model writes them
         "mac": "0" * 64,
     }
-    approve = (
-        f'p=plan; v="{VENV_BIN}"; env {UNSET} "$v/${{p}}gate" '
-        f"appr''ove cc-sdd requirements {FEATURE} --yes"
-    )
+    # decoded at run time, so that no scan of the command line (the protected-paths hook)
+    # finds it: what is tested is the command's own refusal
+    spelled = f'env {UNSET} "{VENV_BIN}/plangate" approve cc-sdd requirements {FEATURE} --yes'
+    approve = f'bash -c "$(echo {base64.b64encode(spelled.encode()).decode()} | base64 -d)"'
     # encoded, so that no scan of the command line sees the state root or the file
     target = f'"$PLANGATE_STATE_ROOT/{approvals.RECORDS}"'
     script = f"printf '%s\\n' '{json.dumps(record)}' >> {target}"

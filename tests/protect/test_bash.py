@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -304,3 +306,11 @@ def test_padding_does_not_hide_a_path(world: World) -> None:
     )
     repeated = " ".join(["a/b"] * (decide.CANDIDATES_MAX + 1))
     assert code_of(world, f"python3 -c \"'{repeated}'\"") is None
+
+
+def test_a_program_run_by_its_path_is_not_read_as_a_script(world: World) -> None:
+    """A command that runs a binary by its path (here the interpreter the hooks run, ELF) is
+    judged by its words: the binary is no script text to read (reading it once crashed the
+    hook on its NUL bytes, and the crash refused every such command)."""
+    assert code_of(world, f"{sys.executable} -c 'print(1)'") is None
+    assert code_of(world, f"env -u CLAUDECODE {sys.executable} -m pytest -q") is None

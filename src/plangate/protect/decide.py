@@ -373,9 +373,11 @@ def _scripts(argv: list[str], where: str) -> list[str]:
             continue
         try:
             with open(_absolute(path, where), "rb") as stream:
-                found.append(stream.read(SCRIPT_MAX).decode("utf-8", "replace"))
+                data = stream.read(SCRIPT_MAX)
         except OSError:
             continue
+        if b"\0" not in data:  # a program (the interpreter itself, ELF), not a script's text
+            found.append(data.decode("utf-8", "replace"))
     return found
 
 

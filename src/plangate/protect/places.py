@@ -257,6 +257,8 @@ class Places:
     def what(self, path: str) -> str | None:
         """What protected place ``path`` (absolute) is in: as spelled, with every symlink
         followed, or with its parent's symlinks followed; None when none."""
+        if "\0" in path:
+            return None  # no file has such a name (a word of binary text, not a path)
         spelled = _norm(path)
         found = self.what_at(spelled)
         if found is not None:
