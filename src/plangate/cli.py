@@ -106,7 +106,8 @@ plan-governed runs:
   serve              the run viewer: follow and answer runs in a local web page
 
 try it:
-  demo               real Claude Code sessions on the stand-in model: a journal, the guard
+  demo               real Claude Code sessions on the stand-in model: a journal read, the
+                     guard, a skill gate, a workflow contract and a governed run
 """
 
 
@@ -142,12 +143,16 @@ def exit_codes(command: str | None) -> ExitCodes:
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="plangate",
+        usage="plangate [-h] [--version] COMMAND ...",
         description="Keeps AI coding agents on their plan.",
         epilog=GROUPS,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"plangate {__version__}")
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    # The commands are listed once, grouped by what a user wants to do (:data:`GROUPS`).
+    subparsers = parser.add_subparsers(
+        dest="command", metavar="COMMAND", parser_class=_Parser, help=argparse.SUPPRESS
+    )
     for name in COMMANDS:
         command_module(name).add_parser(subparsers)
     return parser

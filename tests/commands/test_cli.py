@@ -288,3 +288,20 @@ def test_an_expected_error_from_a_command_that_promises_none_is_a_bug(
     (line,) = capsys.readouterr().err.splitlines()
     assert line.startswith("plangate report: internal error (a bug): StateError: the state is")
     assert len(list((tmp_path / "state" / "logs").iterdir())) == 1
+
+
+def test_help_lists_every_command_once_grouped_and_no_line_is_cut() -> None:
+    """Issue 34: ``plangate --help`` listed the commands twice (argparse's list and the groups)
+    and its last line stopped mid-sentence."""
+    text = cli.build_parser().format_help()
+    assert text.startswith("usage: plangate [-h] [--version] COMMAND ...\n")
+    assert "positional arguments" not in text
+    listed = [
+        line.split()[0]
+        for line in text.splitlines()
+        if line.startswith("  ") and line[2] != " " and not line.lstrip().startswith("-")
+    ]
+    assert sorted(set(listed)) == sorted(cli.COMMANDS), listed
+    for name in cli.COMMANDS:
+        assert listed.count(name) == {"contract": 2, "journal": 2}.get(name, 1), name
+    assert text.rstrip().endswith("a workflow contract and a governed run")
