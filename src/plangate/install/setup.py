@@ -177,9 +177,9 @@ def install(ctx: InstallContext, hardened: bool | None = None) -> None:
                 print(f"unchanged {label} in {shown}", file=out)
             else:
                 print(f"updated {label} in {shown}", file=out)
-        for event in before:
+        for event, groups in before.items():
             if event not in block:
-                print(f"removed {_label(event, None)} from {shown}", file=out)
+                print(f"removed {_removed_label(event, groups)} from {shown}", file=out)
         for line in hardened_lines:
             print(line, file=out)
         result = settings_file.write(current, new_data)
@@ -221,6 +221,37 @@ def _label(
             serving = [name for name in spec.switches if switches.get(name)]
             parts.append(f"{spec.kind} ({', '.join(serving)})")
     return f"{event} {', '.join(parts)}"
+
+
+def _removed_label(event: str, groups: list[tuple[int, Any]]) -> str:
+    """What removing ``groups`` (plangate's matcher groups of ``event``) takes out, in the
+    words setup registered them with: ``Stop gate, contracts``, ``PreToolUse guard
+    (Read|Agent), contracts (Skill|…)``."""
+    parts: list[str] = []
+    for _, group in groups:
+        modules = {
+            hook_registry.hook_module(handler.get("command"))
+            for handler in group.get("hooks", [])
+            if isinstance(handler, dict)
+        }
+        matcher = group.get("matcher")
+        spec = next(
+            (
+                spec
+                for spec in hook_registry.HOOKS
+                if spec.event == event
+                and spec.module.rsplit(".", 1)[1] in modules
+                and spec.matcher == matcher
+            ),
+            None,
+        )
+        if spec is None:
+            part = "hook"
+        else:
+            part = spec.kind if spec.matcher is None else f"{spec.kind} ({spec.matcher})"
+        if part not in parts:
+            parts.append(part)
+    return f"{event} {', '.join(parts)}" if parts else f"{event} hook"
 
 
 def _report_backup(result: settings_file.WriteResult, settings_path: str, out: TextIO) -> None:
@@ -282,8 +313,8 @@ def _remove_hooks(settings_path: str, out: TextIO, hardened_block: dict[str, Any
     if unhardened != new_data:
         print(f"took hardened mode out of {shown}", file=out)
     new_data = unhardened
-    for event in before:
-        print(f"removed {_label(event, None)} from {shown}", file=out)
+    for event, groups in before.items():
+        print(f"removed {_removed_label(event, groups)} from {shown}", file=out)
     result = settings_file.write(current, new_data, restore_backup=True)
     _report_backup(result, settings_path, out)
     if result.action == settings_file.RESTORED:
