@@ -34,13 +34,15 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(400)]
 
 FEATURE = "greet"
 TOOLS = ["Read", "Write", "Edit", "Bash", "Skill"]
-#: The local settings file, found by a glob and joined from pieces: never named.
+#: The local settings file, found by a glob and joined from pieces: never named, so that the
+#: protected-paths hook (which refuses a command naming it) lets the write through and what
+#: is tested is what notices it afterwards.
 SWITCH = (
     "import glob, json, os; folder = glob.glob('.cl*')[0]; "
     "path = os.path.join(folder, 'se' + 'ttings.lo' + 'cal.json'); "
     "open(path, 'w').write(json.dumps({VALUE}))"
 )
-HOOKS_OFF = SWITCH.replace("{VALUE}", "{'disableAllHooks': True}")
+HOOKS_OFF = SWITCH.replace("{VALUE}", "{'disable' + 'AllHooks': True}")  # never named either
 HOOKS_ON = SWITCH.replace("{VALUE}", "{}")
 RELOAD_WAIT = "sleep 6"  # Claude Code re-reads its settings files within a few seconds
 SUBAGENT_TASK = "sub-task"
