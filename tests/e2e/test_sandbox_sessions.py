@@ -41,12 +41,13 @@ FORGED = '{"disableAllHooks": true}'  # what the Write tool tries
 
 def _writer(*parts: str) -> str:
     """A ``python3 -c`` that writes ``disableAllHooks`` to ``~`` joined with ``parts``, each
-    part split in two so that no check of the command's words sees the path."""
+    part (and the key) split in two so that no check of the command's words (the
+    protected-paths hook) sees what it writes: the sandbox is what is tested."""
     pieces = ", ".join(f"{part[:2]!r} + {part[2:]!r}" for part in parts)
     return (
         'python3 -c "import json, os; '
         f"p = os.path.join(os.path.expanduser('~'), {pieces}); "
-        "open(p, 'w').write(json.dumps({'disableAllHooks': True})); print('WROTE', p)\""
+        "open(p, 'w').write(json.dumps({'disable' + 'AllHooks': True})); print('WROTE', p)\""
     )
 
 
