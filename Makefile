@@ -2,7 +2,7 @@
 #   make demo   installs what plangate needs, then runs a real Claude Code session on the stand-in model
 #   make test   installs what the tests need (Python packages, Claude Code, the spec-driven kits
 #               the workflow-contract tests install into projects (cc-sdd from npm, spec-kit
-#               from PyPI, both pinned), PostgreSQL, Chromium, tmux and bubblewrap from apt
+#               from PyPI, both pinned), PostgreSQL, Chromium, tmux, bubblewrap and socat from apt
 #               when missing, and as root an unprivileged test user),
 #               then runs lint, types (mypy --strict on src, testkit, tests and benchmarks) and the whole
 #               test suite. CI (.ci/run) also sets PLANGATE_REQUIRE_ALL=1: a test that would skip
