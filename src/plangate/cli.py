@@ -151,7 +151,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"plangate {__version__}")
     # The commands are listed once, grouped by what a user wants to do (:data:`GROUPS`).
     subparsers = parser.add_subparsers(
-        dest="command", metavar="COMMAND", parser_class=_Parser, help=argparse.SUPPRESS
+        dest="command",
+        metavar="COMMAND",
+        parser_class=_Parser,
+        help=argparse.SUPPRESS,
+        prog="plangate",  # a verb's usage is `plangate VERB …`, whatever the top usage says
     )
     for name in COMMANDS:
         command_module(name).add_parser(subparsers)
