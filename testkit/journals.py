@@ -99,13 +99,22 @@ class Journal(JournalWriter):
     def typed_prompt(self, text: str, **kwargs: Any) -> Record:
         return self.prompt(text, source="typed", origin={"kind": "human"}, **kwargs)
 
-    def queued_prompt(self, text: str, *, parent: Parent = LEAF) -> Record:
+    def queued_prompt(
+        self, text: str, *, parent: Parent = LEAF, request_between: bool = False
+    ) -> Record:
         """A prompt typed while the model works, as 2.1.332 journals it when it gives it to
         the model within the turn: queue operations, then a ``queued_command`` attachment of
-        human origin (the system reminder the model is shown for it rendered)."""
+        human origin (the system reminder the model is shown for it rendered). With
+        ``request_between``, the metadata lines of an API request stand between the remove
+        and the attachment, as a real terminal journal has them when the hand-over waits for
+        the next request."""
         source = self.new_uuid()
         self.queue_operation("enqueue", text)
         self.queue_operation("remove", text, reason="absorbed_mid_turn", commandUuid=source)
+        if request_between:
+            self.api_request_blob()
+            self.metadata("api-request", hash=self.new_hash())
+            self.metadata("tools-used", tools=["Read"])
         return self.attachment(
             "queued_command",
             parent=parent,

@@ -80,6 +80,29 @@ def _isolated_state(
             monkeypatch.setenv(name, value)
 
 
+_CWD = pytest.StashKey[str]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
+    item.stash[_CWD] = os.getcwd()
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, None, None]:
+    """A test that changes the process's working folder must put it back (``monkeypatch.chdir``
+    does, in its teardown): a later test would otherwise run in another test's project, and a
+    ``plangate setup`` there find that project's settings (issue 32's merge found one)."""
+    result = yield
+    before = item.stash.get(_CWD, None)
+    after = os.getcwd()
+    if before is not None and after != before:
+        os.chdir(before)
+        raise AssertionError(f"the test left the working folder at {after} (use monkeypatch.chdir)")
+    return result
+
+
 # -- nothing CI has may be skipped --------------------------------------------------------
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import subprocess
 import time
 from datetime import UTC, datetime
@@ -278,11 +277,13 @@ def test_an_unreadable_journal_is_exit_3_and_an_unknown_session_is_usage(
         audit_command("no-such-session", project=str(project.dir), config_dir=str(project.config))
 
 
-def test_the_newest_session_of_the_project_is_the_default(project: Project) -> None:
+def test_the_newest_session_of_the_project_is_the_default(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
     register(project)
     call(project, "Bash", {"command": "echo x"}, hooked=False)
     path = project.save()
-    os.chdir(project.dir)
+    monkeypatch.chdir(project.dir)  # put back after the test: later tests run where they began
     out = io.StringIO()
     code = audit_command(
         None, config_dir=str(project.config), state_root=str(project.state), out=out

@@ -45,6 +45,21 @@ def test_claude_codes_own_shapes_are_not_flagged(tmp_path: Path) -> None:
     assert "untrusted" not in shown
 
 
+def test_a_hand_over_with_request_lines_between_is_claude_codes_own(tmp_path: Path) -> None:
+    """The shape a real 2.1.332 terminal journal had when a prompt typed while the model worked
+    was handed over: ``api-request`` and ``tools-used`` lines between the queue's remove and
+    the attachment. It is Claude Code's own, never ``journal_untrusted`` (it once was)."""
+    journal = Journal(cwd=PROJECT)
+    journal.session()
+    use = journal.tool_use("Read", {"file_path": f"{PROJECT}/notes.txt"})
+    journal.read_result(use_id(use), f"{PROJECT}/notes.txt", ["hello"])
+    journal.queued_prompt("approve the spec", request_between=True)
+    journal.text("Done.")
+    shown, found = _read(journal, tmp_path)
+    assert found == {}
+    assert "untrusted" not in shown
+
+
 def test_a_spliced_and_an_unpaired_prompt_are_flagged_and_shown(tmp_path: Path) -> None:
     journal = Journal(cwd=PROJECT)
     journal.typed_prompt("start")

@@ -11,7 +11,8 @@ in two shapes only, each with a context Claude Code writes around it:
   typed while the model worked, given to it within the turn. Claude Code 2.1.332 writes a
   ``queue-operation`` ``enqueue`` line with the prompt when it is typed, and when it hands
   it over, in this order: a ``queue-operation`` ``remove`` line (``commandUuid`` the
-  attachment's ``source_uuid``, ``content`` its prompt), then the attachment, whose parent
+  attachment's ``source_uuid``, ``content`` its prompt), then (with at most Claude Code's
+  metadata lines between) the attachment, whose parent
   is the conversation record written just before it, a tool result, never the model's call
   (docs/contracts.md, "A prompt typed while the model works").
 
@@ -76,16 +77,18 @@ def forged(events: list[Event], paired: Container[int] | None) -> dict[int, str]
 def queued_pairs(path: str, lines: Collection[int]) -> set[int]:
     """Of ``lines`` (0-based line numbers of ``queued_command`` attachments in the journal at
     ``path``), those written as Claude Code writes a prompt it hands over: an earlier
-    ``enqueue`` of the same text (each used once), the matching ``remove`` on the line just
-    before, and the record before it in the file as the attachment's parent. A file that
-    cannot be read pairs none."""
+    ``enqueue`` of the same text (each used once), the matching ``remove`` just before it
+    (only Claude Code's own metadata lines, ``api-request``, ``tools-used`` and the like,
+    may stand between them: a real 2.1.332 terminal journal writes them there when the
+    hand-over waits for a request), and the record before it in the file as the
+    attachment's parent. A file that cannot be read pairs none."""
     wanted = set(lines)
     paired: set[int] = set()
     if not wanted:
         return paired
     last = max(wanted)
     enqueued: dict[str, int] = {}
-    previous = b""  # the line just before
+    previous = b""  # the queue operation or conversation record just before (not metadata)
     chain = b""  # the last conversation record (a line with a parent link) before it
     try:
         with open(path, "rb") as handle:
@@ -96,9 +99,9 @@ def queued_pairs(path: str, lines: Collection[int]) -> set[int]:
                     break
                 if _QUEUE in line:
                     _note_enqueue(line, enqueued)
+                    previous = line
                 if _CHAIN in line:
-                    chain = line
-                previous = line
+                    chain = previous = line
     except OSError:
         return set()
     return paired
