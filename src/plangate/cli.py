@@ -140,7 +140,10 @@ def exit_codes(command: str | None) -> ExitCodes:
     return codes
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(verbs: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """plangate's parser: the full parsers of ``verbs`` (default: every command), and for the
+    others only their names, so that a command imports what it runs and nothing else (the
+    top-level help is :data:`GROUPS`, which needs no command module)."""
     parser = _Parser(
         prog="plangate",
         usage="plangate [-h] [--version] COMMAND ...",
@@ -158,7 +161,10 @@ def build_parser() -> argparse.ArgumentParser:
         prog="plangate",  # a verb's usage is `plangate VERB …`, whatever the top usage says
     )
     for name in COMMANDS:
-        command_module(name).add_parser(subparsers)
+        if verbs is None or name in verbs:
+            command_module(name).add_parser(subparsers)
+        else:
+            subparsers.add_parser(name, add_help=False)  # its name only, for the choices
     return parser
 
 
@@ -177,7 +183,9 @@ def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argpa
 def main(argv: Sequence[str] | None = None) -> int:
     command: str | None = None
     try:
-        parser = build_parser()
+        words = list(sys.argv[1:] if argv is None else argv)
+        verb = next((word for word in words if not word.startswith("-")), None)
+        parser = build_parser([verb] if verb in COMMANDS else [])
         try:
             args = _parse(parser, argv)
         except SystemExit as done:  # --help, --version

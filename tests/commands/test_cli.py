@@ -305,3 +305,23 @@ def test_help_lists_every_command_once_grouped_and_no_line_is_cut() -> None:
     for name in cli.COMMANDS:
         assert listed.count(name) == {"contract": 2, "journal": 2}.get(name, 1), name
     assert text.rstrip().endswith("a workflow contract and a governed run")
+
+
+@pytest.mark.parametrize(
+    ("argv", "loaded"),
+    [(["--help"], []), (["journal", "--help"], ["plangate.commands.journal"])],
+    ids=["help", "journal"],
+)
+def test_a_command_imports_what_it_runs(argv: list[str], loaded: list[str]) -> None:
+    """Issue 34: every command's module (and what it imports: install, socket, …) was loaded
+    for any command, about 40 ms of plangate's start-up; now only the one run."""
+    script = (
+        "import contextlib, io, sys; from plangate import cli\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    cli.main({argv!r})\n"
+        "print(sorted(m for m in sys.modules if m.startswith('plangate.commands.')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == repr(loaded), done.stdout + done.stderr
