@@ -157,3 +157,38 @@ def through_requirements(project: Project) -> None:
     project.skill("kiro-spec-requirements", FEATURE)
     project.write(project.spec / "requirements.md", REQUIREMENTS)
     project.journal.text("Requirements written. Approve them to continue.")
+
+
+def implementing(project: Project, *, typed: bool = True) -> None:
+    """Every phase approved by the person, then the implementation begun (``typed``: through
+    a typed ``/kiro-impl``, else by the model's Skill call alone)."""
+    through_requirements(project)
+    project.person("approve requirements")
+    project.skill("kiro-spec-design", FEATURE)
+    project.write(project.spec / "design.md", DESIGN)
+    project.person("approve design")
+    project.skill("kiro-spec-tasks", FEATURE)
+    project.write(project.spec / "tasks.md", TASKS)
+    project.person("approve tasks")
+    if typed:
+        project.journal.prompt("/kiro-impl greet")
+    project.skill("kiro-impl", FEATURE)
+
+
+def stop(project: Project, message: str = "All done.") -> dict[str, object]:
+    """The contracts' Stop hook deciding a final stop after ``message`` (its stderr kept)."""
+    import io
+
+    from plangate.contracts import stop_gate
+
+    project.journal.text(message)
+    path = project.save()
+    payload = {
+        "session_id": project.journal.session_id,
+        "transcript_path": str(path),
+        "cwd": str(project.dir),
+        "hook_event_name": "Stop",
+        "stop_hook_active": False,
+        "last_assistant_message": message,
+    }
+    return stop_gate.decide(payload, "Stop", stderr=io.StringIO())

@@ -7,37 +7,9 @@ import io
 import json
 
 from plangate.commands.report import report
-from plangate.contracts import stop_gate
-from tests.contracts.conftest import DESIGN, FEATURE, TASKS, Project, through_requirements
+from tests.contracts.conftest import TASKS, Project, implementing, stop, through_requirements
 
 TICKED = TASKS.replace("- [ ]", "- [x]")
-
-
-def stop(project: Project, message: str) -> dict[str, object]:
-    project.journal.text(message)
-    path = project.save()
-    payload = {
-        "session_id": project.journal.session_id,
-        "transcript_path": str(path),
-        "cwd": str(project.dir),
-        "hook_event_name": "Stop",
-        "stop_hook_active": False,
-        "last_assistant_message": message,
-    }
-    return stop_gate.decide(payload, "Stop")
-
-
-def implementing(project: Project) -> None:
-    through_requirements(project)
-    project.person("approve requirements")
-    project.skill("kiro-spec-design", FEATURE)
-    project.write(project.spec / "design.md", DESIGN)
-    project.person("approve design")
-    project.skill("kiro-spec-tasks", FEATURE)
-    project.write(project.spec / "tasks.md", TASKS)
-    project.person("approve tasks")
-    project.journal.prompt("/kiro-impl greet")
-    project.skill("kiro-impl", FEATURE)
 
 
 def test_unticked_tasks_hold_the_stop_then_ticked_ones_release_it(project: Project) -> None:

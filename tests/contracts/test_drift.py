@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from plangate.commands.approve import approve
-from plangate.contracts import drift, snapshot, stop_gate
-from tests.contracts.conftest import FEATURE, REQUIREMENTS, Project, spec_json
+from plangate.contracts import drift, snapshot
+from tests.contracts.conftest import FEATURE, REQUIREMENTS, Project, spec_json, stop
 from tests.contracts.test_rules import bash, skill, write
 
 GIT_ENV = {
@@ -290,20 +290,6 @@ def deny_reason(project: Project, name: str) -> str:
     assert isinstance(hook, dict), output
     project.answered(payload, None, "refused")
     return str(hook.get("permissionDecisionReason", ""))
-
-
-def stop(project: Project, message: str) -> dict[str, object]:
-    project.journal.text(message)
-    path = project.save()
-    payload = {
-        "session_id": project.journal.session_id,
-        "transcript_path": str(path),
-        "cwd": str(project.dir),
-        "hook_event_name": "Stop",
-        "stop_hook_active": False,
-        "last_assistant_message": message,
-    }
-    return stop_gate.decide(payload, "Stop")
 
 
 def test_a_source_file_written_unseen_refuses_the_next_entry_until_restored(

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from typing import Any, TextIO
 
     from plangate.contracts.model import Contract
+    from plangate.contracts.state import Invocation
     from plangate.gates.transcript import View
     from plangate.hook_io.protocol import Output
 
@@ -68,11 +69,7 @@ def _judge(
     if not runs:
         return None
     start = runs[-1]
-    key = f"{start.via}-{start.order}"
-    judgement = Judgement(gate_of(contract), f"agent-{agent}/{key}" if subagent else key)
-    judgement.agent = agent if subagent else None
-    judgement.loaded_at = start.timestamp
-    judgement.via = start.via
+    judgement = _run_of(contract, f"{start.via}-{start.order}", start, subagent, agent)
     if not _final(judgement, view, env, last_message, subagent):
         return judgement
     missing = done_check.shortfalls(contract, session.values, project, deadline.remaining())
@@ -86,6 +83,18 @@ def _judge(
             f"not hold yet.\n{lines}\nFinish this work (tick each task only once it is really "
             "done), then end your turn."
         )
+    return judgement
+
+
+def _run_of(
+    contract: Contract, key: str, start: Invocation, subagent: bool, agent: str | None
+) -> Judgement:
+    """The judgement of one gate run, keyed ``key`` (a subagent's under its own id), begun by
+    the phase entry ``start``."""
+    judgement = Judgement(gate_of(contract), f"agent-{agent}/{key}" if subagent else key)
+    judgement.agent = agent if subagent else None
+    judgement.loaded_at = start.timestamp
+    judgement.via = start.via
     return judgement
 
 
@@ -137,10 +146,7 @@ def _drift(
 
     digest = hashlib.sha256("\0".join(names).encode()).hexdigest()[:12]
     key = f"drift-{phase.name}-{start.via}-{start.order}-{digest}"
-    judgement = Judgement(gate_of(contract), f"agent-{agent}/{key}" if subagent else key)
-    judgement.agent = agent if subagent else None
-    judgement.loaded_at = start.timestamp
-    judgement.via = start.via
+    judgement = _run_of(contract, key, start, subagent, agent)
     if not _final(judgement, view, env, last_message, subagent):
         return judgement
     judgement.files = [] if why else names
