@@ -16,7 +16,7 @@ few calls give a realistic session::
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from testkit.contents import (
@@ -100,14 +100,20 @@ class Journal(JournalWriter):
         return self.prompt(text, source="typed", origin={"kind": "human"}, **kwargs)
 
     def queued_prompt(
-        self, text: str, *, parent: Parent = LEAF, request_between: bool = False
+        self,
+        text: str,
+        *,
+        parent: Parent = LEAF,
+        request_between: bool = False,
+        between: Callable[[], object] | None = None,
     ) -> Record:
         """A prompt typed while the model works, as 2.1.332 journals it when it gives it to
         the model within the turn: queue operations, then a ``queued_command`` attachment of
         human origin (the system reminder the model is shown for it rendered). With
         ``request_between``, the metadata lines of an API request stand between the remove
         and the attachment, as a real terminal journal has them when the hand-over waits for
-        the next request."""
+        the next request. ``between`` writes what else stands between the two (the call's
+        result and a prompt snapshot: the remove may be written before the result)."""
         source = self.new_uuid()
         self.queue_operation("enqueue", text)
         self.queue_operation("remove", text, reason="absorbed_mid_turn", commandUuid=source)
@@ -115,6 +121,8 @@ class Journal(JournalWriter):
             self.api_request_blob()
             self.metadata("api-request", hash=self.new_hash())
             self.metadata("tools-used", tools=["Read"])
+        if between is not None:
+            between()
         return self.attachment(
             "queued_command",
             parent=parent,

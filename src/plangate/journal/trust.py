@@ -9,11 +9,13 @@ in two shapes only, each with a context Claude Code writes around it:
   queued, the next shape);
 - a **queued prompt** (``queued_command`` attachment, ``origin.kind`` human): a prompt
   typed while the model worked, given to it within the turn. Claude Code 2.1.332 writes a
-  ``queue-operation`` ``enqueue`` line with the prompt when it is typed, and when it hands
-  it over, in this order: a ``queue-operation`` ``remove`` line (``commandUuid`` the
-  attachment's ``source_uuid``, ``content`` its prompt), then (with at most Claude Code's
-  metadata lines between) the attachment, whose parent
-  is the conversation record written just before it, a tool result, never the model's call
+  ``queue-operation`` ``enqueue`` line with the prompt when it is typed, a ``remove`` line
+  (``commandUuid`` the attachment's ``source_uuid``, ``content`` its prompt) when it takes
+  it, and the attachment, whose parent is the conversation record written just before it
+  (the call's result or an attachment of Claude Code's), never the model's call. The remove
+  is written when the prompt is taken, the conversation records when they are ready, so
+  other lines may stand between the remove and the attachment: request metadata, the call's
+  result, a prompt snapshot (each seen in real 2.1.332 terminal journals)
   (docs/contracts.md, "A prompt typed while the model works").
 
 :func:`queued_pairs` checks the second shape against the file (only when a queued prompt is
@@ -27,7 +29,7 @@ sandbox, docs/threat-model.md) excludes it. Standard library only (hook path).
 from __future__ import annotations
 
 from plangate import jsonio
-from plangate.journal.codes import COMPETING_ROOT, CYCLE
+from plangate.journal.codes import COMPACTION_UNREACHABLE, COMPETING_ROOT, CYCLE, unrecognized
 from plangate.journal.events import ToolResult, ToolUse
 
 TYPE_CHECKING = False
@@ -36,9 +38,10 @@ if TYPE_CHECKING:
 
     from plangate.journal.events import Event
 
-UNTRUSTED_REASONS = frozenset({CYCLE, COMPETING_ROOT})
-"""Reader refusals for shapes Claude Code never writes: parent links that loop, two roots or a
-record id used twice. Inside an active workflow they deny (``journal_untrusted``)."""
+UNTRUSTED_REASONS = frozenset({CYCLE, COMPETING_ROOT, unrecognized(COMPACTION_UNREACHABLE)})
+"""Reader refusals for shapes Claude Code never writes: parent links that loop (a compact
+boundary's logical parent included), two roots or a record id used twice. Inside an active
+workflow they deny (``journal_untrusted``)."""
 
 _QUEUE = b'"queue-operation"'
 _CHAIN = b'"parentUuid"'
@@ -77,31 +80,28 @@ def forged(events: list[Event], paired: Container[int] | None) -> dict[int, str]
 def queued_pairs(path: str, lines: Collection[int]) -> set[int]:
     """Of ``lines`` (0-based line numbers of ``queued_command`` attachments in the journal at
     ``path``), those written as Claude Code writes a prompt it hands over: an earlier
-    ``enqueue`` of the same text (each used once), the matching ``remove`` just before it
-    (only Claude Code's own metadata lines, ``api-request``, ``tools-used`` and the like,
-    may stand between them: a real 2.1.332 terminal journal writes them there when the
-    hand-over waits for a request), and the record before it in the file as the
-    attachment's parent. A file that cannot be read pairs none."""
+    ``enqueue`` of the same text and an earlier ``remove`` of it naming the attachment's
+    ``source_uuid`` (each used once), and the conversation record before it in the file as
+    the attachment's parent. A file that cannot be read pairs none."""
     wanted = set(lines)
     paired: set[int] = set()
     if not wanted:
         return paired
     last = max(wanted)
     enqueued: dict[str, int] = {}
-    previous = b""  # the queue operation or conversation record just before (not metadata)
+    removed: dict[str, bytes] = {}  # commandUuid -> its remove line, not yet handed over
     chain = b""  # the last conversation record (a line with a parent link) before it
     try:
         with open(path, "rb") as handle:
             for number, line in enumerate(handle):
-                if number in wanted and _handed_over(line, previous, chain, enqueued):
+                if number in wanted and _handed_over(line, chain, enqueued, removed):
                     paired.add(number)
                 if number >= last:
                     break
                 if _QUEUE in line:
-                    _note_enqueue(line, enqueued)
-                    previous = line
+                    _note_queue(line, enqueued, removed)
                 if _CHAIN in line:
-                    chain = previous = line
+                    chain = line
     except OSError:
         return set()
     return paired
@@ -126,16 +126,21 @@ def _calls(record: dict[str, object]) -> bool:
     )
 
 
-def _note_enqueue(line: bytes, enqueued: dict[str, int]) -> None:
+def _note_queue(line: bytes, enqueued: dict[str, int], removed: dict[str, bytes]) -> None:
     record = _load(line)
     if record is None or record.get("type") != "queue-operation":
         return
     content = record.get("content")
-    if record.get("operation") == "enqueue" and isinstance(content, str):
+    operation = record.get("operation")
+    if operation == "enqueue" and isinstance(content, str):
         enqueued[content] = enqueued.get(content, 0) + 1
+    elif operation == "remove" and isinstance(record.get("commandUuid"), str):
+        removed[str(record["commandUuid"])] = line
 
 
-def _handed_over(line: bytes, previous: bytes, chain: bytes, enqueued: dict[str, int]) -> bool:
+def _handed_over(
+    line: bytes, chain: bytes, enqueued: dict[str, int], removed: dict[str, bytes]
+) -> bool:
     record = _load(line)
     attachment = record.get("attachment") if record is not None else None
     if record is None or not isinstance(attachment, dict):
@@ -144,14 +149,11 @@ def _handed_over(line: bytes, previous: bytes, chain: bytes, enqueued: dict[str,
     source = attachment.get("source_uuid")
     if not isinstance(prompt, str) or not isinstance(source, str):
         return False
-    removed = _load(previous)
+    taken = _load(removed.get(source, b""))
     if (
-        removed is None
-        or removed.get("type") != "queue-operation"
-        or removed.get("operation") != "remove"
-        or removed.get("commandUuid") != source
-        or removed.get("content") != prompt
-        or removed.get("sessionId") != record.get("sessionId")
+        taken is None
+        or taken.get("content") != prompt
+        or taken.get("sessionId") != record.get("sessionId")
     ):
         return False
     before = _load(chain)
@@ -162,4 +164,5 @@ def _handed_over(line: bytes, previous: bytes, chain: bytes, enqueued: dict[str,
     if not enqueued.get(prompt):
         return False
     enqueued[prompt] -= 1
+    del removed[source]
     return True
