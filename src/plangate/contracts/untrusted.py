@@ -78,7 +78,7 @@ def refused_reason(problem: str | None) -> bool:
         return False
     from plangate.journal.trust import UNTRUSTED_REASONS
 
-    return problem.split(":", 1)[0] in UNTRUSTED_REASONS
+    return problem in UNTRUSTED_REASONS or problem.split(":", 1)[0] in UNTRUSTED_REASONS
 
 
 def forged_detail(session: Session) -> str:

@@ -145,11 +145,6 @@ def observe(
                     )
                 unrecognized_once = True
                 continue  # read once more: both reads must agree
-            if code == codes.CYCLE:
-                from plangate.guard import compaction  # only a journal refused as a loop
-
-                if compaction.loops_only_through_a_boundary(journal, world):
-                    return Observation(verdict, NONE, codes.UNRECOGNIZED_SHAPE, compaction.DETAIL)
             return Observation(verdict, NONE, verdict.reason, verdict.detail)
         if clock() >= until:
             break

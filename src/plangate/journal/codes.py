@@ -29,6 +29,8 @@ FOREIGN_CWD = "foreign_cwd"
 """The conversation root was written in another project directory."""
 UNRECOGNIZED_SHAPE = "unrecognized_shape"
 """The root has a shape this reader does not know; a detail follows after a colon."""
+COMPACTION_UNREACHABLE = "compaction_unreachable"
+"""The detail of a loop only a compact boundary's logical parent closes (:mod:`.compaction`)."""
 
 ERROR_STATUS_REASONS = frozenset(
     {

@@ -8,36 +8,31 @@ loop. The seed calls that ``unrecognized_shape:compaction_unreachable``: an unve
 not the ``cycle`` fallback that ends /autoplan. A loop of ``parentUuid`` links alone is a
 damaged journal and stays ``cycle``.
 
-Run only after the reader refused the journal as ``cycle`` (rare), so it reads the file again
-on its own. Standard library and plangate only (hook path).
+The reader (:func:`plangate.journal.reader.read_journal`) runs it only on a journal it found
+a loop in (rare), reading the file again from its start, so that every reader of a journal
+(the guard, the contracts, ``plangate journal inspect``) names it the same way. Standard
+library and plangate only (hook path).
 """
 
 from __future__ import annotations
-
-import os
 
 from plangate import jsonio
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from plangate.guard.world import World
+    from collections.abc import Iterable
 
-DETAIL = "compaction_unreachable"
 _BOUNDARY = b'"compact_boundary"'
 
 
-def loops_only_through_a_boundary(path: str, world: World) -> bool:
-    """Every loop of the journal's links passes through a compact boundary's logical-parent
-    link: with ``parentUuid`` links alone the file has no loop, and with the boundaries'
-    ``logicalParentUuid`` links it has one."""
+def loops_only_through_a_boundary(lines: Iterable[bytes]) -> bool:
+    """Every loop of the journal's links (``lines``, its lines) passes through a compact
+    boundary's logical-parent link: with ``parentUuid`` links alone the file has no loop, and
+    with the boundaries' ``logicalParentUuid`` links it has one."""
     parents: dict[str, str] = {}
     logical: dict[str, str] = {}
-    try:
-        with os.fdopen(world.open_journal(path), "rb") as handle:
-            for line in handle:
-                _link(line, parents, logical)
-    except OSError:
-        return False
+    for line in lines:
+        _link(line, parents, logical)
     if not logical or _has_loop(parents):
         return False
     return _has_loop({**parents, **logical})

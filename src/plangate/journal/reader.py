@@ -123,14 +123,36 @@ def read_journal(
         reading.tracker = tracker
         usable = index_dir if layout else None
         if usable is not None and info.st_size >= index_min_bytes():
-            return _read_indexed(verdict, reading, usable, prior)
-        return _read_open(verdict, reading, layout, prior, None)
+            verdict = _read_indexed(verdict, reading, usable, prior)
+        else:
+            verdict = _read_open(verdict, reading, layout, prior, None)
+        if verdict.reason == codes.CYCLE:
+            _name_compaction_loop(verdict, fd)
+        return verdict
     except IdentityError as error:
         return verdict.refuse(codes.IDENTITY, error.detail)
     finally:
         os.close(fd)
         if collecting:
             gc.enable()
+
+
+def _name_compaction_loop(verdict: Verdict, fd: int) -> None:
+    """A loop that only a compact boundary's logical parent closes is seed 000's
+    ``unrecognized_shape:compaction_unreachable``, not a damaged journal (:mod:`.compaction`)."""
+    from plangate.journal.compaction import loops_only_through_a_boundary
+
+    try:
+        os.lseek(fd, 0, os.SEEK_SET)
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            if loops_only_through_a_boundary(handle):
+                verdict.refuse(
+                    codes.unrecognized(codes.COMPACTION_UNREACHABLE),
+                    "records after a compaction hang from a compact boundary whose logical "
+                    "parent loops back",
+                )
+    except OSError:
+        return
 
 
 def index_min_bytes() -> int:
