@@ -91,6 +91,8 @@ skill gates (/plan-ceo-review, /autoplan):
 workflow contracts (any phased skill):
   contract check F   validate a contract file, with line numbers
   contract list      which contracts apply in a folder, and why
+  contract status    each live workflow: its phase, approvals, what comes next
+  contract end|reset end a live workflow, or make it start over (a person only)
   approve W P [F]    approve phase P of workflow W (feature F) as the person
 
 journals:

@@ -53,6 +53,8 @@ FORMS: dict[tuple[str, str | None], list[list[str]]] = {
     ("run", "--no-require-approval"): [
         ["run", "plan.md", "--no-require-approval"],
     ],
+    ("contract", "end"): [["contract", "end", "notes", "--project", "{project}"]],
+    ("contract", "reset"): [["contract", "reset", "notes", "draft", "--project", "{project}"]],
 }
 ALL_FORMS = [(entry, argv) for entry, forms in FORMS.items() for argv in forms]
 IDS = [" ".join(argv[:4]) for _, argv in ALL_FORMS]
@@ -105,9 +107,11 @@ def world(tmp_path: Path) -> World:
 
 
 def assert_refused(world: World, done: Done, words: list[str], signal: str) -> None:
-    command = {"config": " ".join(words[:2]), "run": "run --no-require-approval"}.get(
-        words[0], words[0]
-    )
+    command = {
+        "config": " ".join(words[:2]),
+        "contract": " ".join(words[:2]),
+        "run": "run --no-require-approval",
+    }.get(words[0], words[0])
     shown = [w.format(project=world.project) for w in words if w != "--yes"]
     again = "plangate " + shlex.join(shown)
     assert done.returncode == 1, done.stdout + done.stderr

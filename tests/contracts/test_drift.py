@@ -504,7 +504,7 @@ def test_after_an_unlimited_phase_a_fresh_session_compares_nothing_before_it(
 ) -> None:
     """The implementation may change anything: once it began, a later session going back to
     an earlier phase does not compare the tasks phase's old snapshot with the code."""
-    from plangate.contracts import evaluate
+    from plangate.contracts import evaluate, progress
     from testkit.journals import Journal
 
     project = gitproject
@@ -515,6 +515,7 @@ def test_after_an_unlimited_phase_a_fresh_session_compares_nothing_before_it(
     impl = contract.phase("impl")
     assert impl is not None and impl.editable is None
     drift.begin(contract, impl, {"feature": FEATURE}, str(project.dir), state)  # no snapshot
+    progress.began(contract, "impl", {"feature": FEATURE}, str(project.dir), "earlier", [], state)
     assert snapshot.latest(str(project.dir), "cc-sdd", state) == ("feature=greet", "impl")
     (project.dir / "src" / "app.py").write_text("implemented\n")
     project.journal = Journal(cwd=str(project.dir))

@@ -49,6 +49,8 @@ SIGNED_FIELDS = ("schema", "ts", "workflow", "phase", "feature", "project", "dig
 HUMAN = "human"
 COMMAND = "person-command"
 """``via`` of an approval a person gave with ``plangate approve`` (a signed record)."""
+CARRIED = "earlier-conversation"
+"""``via`` of a person's approval given in an earlier conversation (:mod:`.progress`)."""
 
 
 def records_path(state_root: str | None = None) -> str:
@@ -263,9 +265,13 @@ def approval_of(
     state_root: str | None = None,
     *,
     before: int | None = None,
+    own_only: bool = False,
 ) -> Approved | None:
     """The approval that counts for ``phase`` now, or None. ``before`` limits the human turns
-    to those before that event order (an approval must precede what it allows)."""
+    to those before that event order (an approval must precede what it allows). Besides the
+    conversation's own human turns: an approval an earlier conversation gave
+    (``session.carried``) while the artifacts' digest is the one it approved, and a signed
+    ``plangate approve`` record; ``own_only``: the conversation's turns alone."""
     values = session.values
     files = artifact_files(contract, phase, values, project)
     changed_at = max((_mtime(path) for path in files), default=0.0)
@@ -283,8 +289,17 @@ def approval_of(
             break
         if words_match(turn.text, approval.words, approval.pattern):
             return Approved(HUMAN, turn.order, turn.timestamp)
-    feature = values.get("feature")
+    if own_only:
+        return None
     wanted: str | None = None  # hashed once a record of this phase is found
+    for given in reversed(session.carried):
+        if given.get("phase") != phase.name:
+            continue
+        if wanted is None:
+            wanted = digest(files)
+        if given.get("digest") == wanted:
+            return Approved(CARRIED, None, str(given.get("at") or ""))
+    feature = values.get("feature")
     key: bytes | None = None  # read once a record matches the digest
     for record in reversed(command_records(state_root)):
         if record.get("workflow") != contract.name or record.get("phase") != phase.name:

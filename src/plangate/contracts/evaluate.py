@@ -11,7 +11,16 @@ import os
 import time
 
 from plangate import locations
-from plangate.contracts import compiled, contents, discovery, entries, rules, state, untrusted
+from plangate.contracts import (
+    compiled,
+    contents,
+    discovery,
+    entries,
+    progress,
+    rules,
+    state,
+    untrusted,
+)
 from plangate.contracts.tracking import RunTracker
 from plangate.guard import contract_codes as codes
 from plangate.guard import log, reasons
@@ -231,7 +240,32 @@ def session_of(
     if whole and read.windowed and session.contract is None:
         read = read_events(payload, project, settle=settle)
         session = _fold(payload, read, contracts, cwd, project)
+    progress.carry(session, contracts, project, payload.get("session_id"))
     return session, read
+
+
+def remember(
+    payload: dict[str, Any],
+    contract: Contract,
+    phase: Phase,
+    session: state.Session,
+    values: dict[str, str],
+    project: str,
+) -> None:
+    """An allowed entry of ``phase``: the workflow instance's progress notes it, with the
+    approvals the conversation holds (:mod:`.progress`)."""
+    session_id = payload.get("session_id")
+    if not isinstance(session_id, str):
+        return
+    bound = dict(session.values if session.contract is contract else {})
+    bound.update(values)
+    original = session.values
+    session.values = bound
+    try:
+        given = progress.given_now(contract, session, project) if session.contract else []
+    finally:
+        session.values = original
+    progress.began(contract, phase.name, bound, project, session_id, given)
 
 
 def _fold(
@@ -362,7 +396,10 @@ def entry_ruling(
             payload, project, found.contracts, cwd, whole=not first, settle=read.until
         )
         ruling = _entry(contract, phase, session, project, values, read)
-    return untrusted_ruling(payload, session, read, ruling), read.version
+    ruling = untrusted_ruling(payload, session, read, ruling)
+    if ruling.code is None:
+        remember(payload, contract, phase, session, values, project)
+    return ruling, read.version
 
 
 def _entry(
@@ -416,6 +453,8 @@ def call_entry(payload: dict[str, Any]) -> Output:
     ruling = untrusted_ruling(payload, session, read, ruling)
     if ruling.code == codes.CONTRACT_UNVERIFIED:
         return unverified(ruling.workflow, ruling.detail, read.version, "entry")
+    if ruling.code is None:
+        remember(payload, contract, phase, session, values, project)
     decision = logged(ruling, "entry", read.version)
     return decision.output(ruling.facts)
 
@@ -517,6 +556,7 @@ def pre_tool_use(payload: dict[str, Any], paths: list[str] | None) -> Output:
                 return logged(refused, "edit", read.version).output(refused.facts)
             return unverified(names, read.problem, read.version, "edit")
         session = _fold(payload, read, contracts, cwd, project)
+        progress.carry(session, contracts, project, payload.get("session_id"))
         if session.contract is None:
             return {}
         refused = untrusted_ruling(payload, session, read, rules.Ruling(None, "", ""), entry=False)

@@ -427,3 +427,16 @@ def latest(project: str, workflow: str, state_root: str | None = None) -> tuple[
         return None
     scope, phase = document.get("scope"), document.get("phase")
     return (scope, phase) if isinstance(scope, str) and isinstance(phase, str) else None
+
+
+def forget(
+    project: str, workflow: str, scope: str, phase: str, state_root: str | None = None
+) -> None:
+    """Remove ``phase``'s snapshot, and the pointer to the phase begun last (a workflow reset
+    by a person starts over)."""
+    try:
+        folder = _folder(state_root, create=False)
+    except OSError:
+        return
+    files.remove_quietly(os.path.join(folder, _key(project, workflow, scope, phase) + ".json"))
+    files.remove_quietly(os.path.join(folder, _key(project, workflow) + ".latest"))

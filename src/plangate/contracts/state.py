@@ -112,9 +112,19 @@ class Edit:
 class Session:
     """Where the session stands: the active ``contract`` (None: no workflow ran), its
     variable ``values``, the phases ``entered`` (in order), human ``turns`` and ``edits``,
-    and the ``forged`` records of its run (what each is, in words)."""
+    and the ``forged`` records of its run (what each is, in words). ``carried``: the approvals
+    earlier conversations gave to the workflow instance (:mod:`.progress`)."""
 
-    __slots__ = ("contract", "values", "entered", "turns", "edits", "invocations", "forged")
+    __slots__ = (
+        "contract",
+        "values",
+        "entered",
+        "turns",
+        "edits",
+        "invocations",
+        "forged",
+        "carried",
+    )
 
     def __init__(self) -> None:
         self.contract: Contract | None = None
@@ -124,6 +134,7 @@ class Session:
         self.edits: list[Edit] = []
         self.invocations: list[Invocation] = []
         self.forged: list[str] = []
+        self.carried: list[dict[str, object]] = []
 
     def begin(self, contract: Contract) -> None:
         """A run of ``contract`` starts: what came before it (another workflow's run, human

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 
 from plangate.contracts import done as done_check
-from plangate.contracts import evaluate, state, untrusted
+from plangate.contracts import evaluate, progress, state, untrusted
 from plangate.gates import session_record, skill_loads, stop_hook
 from plangate.gates.errors import GATE_TIMEOUT, GATE_TRANSCRIPT, GateError, GateTimeout
 from plangate.gates.gate import STOP, SUBAGENT_STOP, Gate
@@ -56,12 +56,18 @@ def _judge(
     agent: str | None,
     deadline: Deadline,
     paired: set[int] | None = None,
+    session_id: str | None = None,
 ) -> Judgement | None:
     session = state.fold(view.events, [contract], cwd, project, paired=paired)
+    if not subagent:
+        progress.carry(session, [contract], project, session_id)
     if session.contract is not contract:
         return None
     if session.forged:
         return _untrusted(contract, untrusted.forged_detail(session))
+    if not subagent and session_id is not None:
+        given = progress.given_now(contract, session, project)
+        progress.noted(contract, session.values, project, session_id, given)
     held = _drift(contract, session, view, project, env, last_message, subagent, agent)
     if held is not None or contract.done is None:
         return held
@@ -76,6 +82,8 @@ def _judge(
     judgement.files = [os.path.relpath(s.path, project) for s in missing] or []
     judgement.met = not missing
     judgement.file = None
+    if judgement.met and not subagent:
+        progress.end(contract.name, session.values, project, progress.DONE)
     if missing:
         lines = "\n".join(f"- {s.text()}" for s in missing)
         judgement.instructions = (
@@ -260,7 +268,7 @@ def decide(
         paired = _queued_pairs(view, read_path)
         for contract in contracts:
             found = _judge(
-                contract, view, project, cwd, env, last, subagent, agent, deadline, paired
+                contract, view, project, cwd, env, last, subagent, agent, deadline, paired, session
             )
             if found is not None:
                 found.stop = matched

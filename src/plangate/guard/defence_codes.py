@@ -29,6 +29,8 @@ PERSON_ONLY_COMMANDS: tuple[tuple[str, str | None], ...] = (
     ("config", "set"),
     ("setup", None),
     ("run", "--no-require-approval"),  # a flag: it turns off the config's require_approval
+    ("contract", "end"),
+    ("contract", "reset"),
 )
 
 ASK_PERSON = (

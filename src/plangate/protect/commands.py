@@ -50,6 +50,7 @@ PLANGATE_BY_DESIGN: tuple[tuple[str, str | None], ...] = (
     ("gate", "render"),
     ("contract", "check"),
     ("contract", "list"),
+    ("contract", "status"),
     ("journal", "inspect"),
     ("log", None),
     ("report", None),
@@ -196,7 +197,7 @@ def person_only(argv: list[str]) -> str | None:
     verb, sub = _verbs(args)
     if _matches(verb, sub, PERSON_ONLY_COMMANDS, args):
         flag = next((s for v, s in PERSON_ONLY_COMMANDS if v == verb and s and s in args), None)
-        shown = sub if verb == "config" else flag
+        shown = sub if (verb, sub) in PERSON_ONLY_COMMANDS else flag
         return " ".join(word for word in ("plangate", verb, shown) if word)
     return None
 
