@@ -263,12 +263,32 @@ def noted(
     """Conversation ``session_id``'s live chain holds the approvals ``given`` now (a final
     stop read it): kept for the conversations after it. Only an instance already begun."""
 
+    narrower = None
+    if values and find(project, contract.name, values, state_root) is None:
+        # Begun before its variables were bound (spec-kit's specify learns the feature from
+        # the folder it writes): this instance goes on from that one.
+        narrower = next(
+            (
+                item
+                for item in live(project, state_root)
+                if item.workflow == contract.name and _narrower(item.values, values)
+            ),
+            None,
+        )
+
     def change(document: dict[str, object]) -> bool:
+        if "phase" not in document:
+            if narrower is None:
+                return False
+            for name in ("phase", "begun", "session", "approvals"):
+                document[name] = narrower.document.get(name)
         before = jsonio.dumps(document.get("approvals"))
         _set_approvals(document, session_id, given)
-        return jsonio.dumps(document.get("approvals")) != before
+        return narrower is not None or jsonio.dumps(document.get("approvals")) != before
 
-    _update(project, contract.name, values, state_root, change, create=False)
+    _update(project, contract.name, values, state_root, change, create=narrower is not None)
+    if narrower is not None:
+        reset(narrower)
 
 
 def _set_approvals(
