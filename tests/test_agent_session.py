@@ -135,3 +135,24 @@ def test_the_walk_is_bounded_and_stops_at_a_loop(tmp_path: Path) -> None:
 
 def test_no_proc_at_all_reads_nothing(tmp_path: Path) -> None:
     assert list(agent_session.ancestors(str(tmp_path / "none"))) == []
+
+
+NESTED_PROBE = (
+    "import json; from plangate import agent_session as a; print(json.dumps(a.nested()))"
+)
+
+
+def test_a_session_the_model_started_is_nested(tmp_path: Path) -> None:
+    """Issue 33: a ``claude -p`` the model runs in its Bash tool starts a session whose
+    prompts are the model's; its hooks see that the agent above them was started with Claude
+    Code's markers, or below another agent. A person's own ``claude`` is not nested."""
+    claude = fake_claude(tmp_path / "bin")
+    inner = shell(f'"{sys.executable}" -c "$1"', NESTED_PROBE)
+    below_one = shell('"$@"', *inner, sh=claude)
+    done = run_detached(below_one, clean_env())
+    assert done.returncode == 0 and json.loads(done.stdout) is None, done
+    done = run_detached(below_one, clean_env(CLAUDE_BASH_ENV))
+    assert "was started with CLAUDECODE" in str(json.loads(done.stdout)), done
+    below_two = shell('"$@"', *below_one, sh=claude)
+    done = run_detached(below_two, clean_env())
+    assert "is another coding agent" in str(json.loads(done.stdout)), done

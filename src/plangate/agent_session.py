@@ -112,6 +112,24 @@ def detect(environ: Mapping[str, str] | None = None, *, proc: str = "/proc") -> 
     return None
 
 
+def nested(proc: str = "/proc") -> str | None:
+    """Why the coding agent above this process runs inside another agent's session (a model
+    that started ``claude -p …`` in its Bash tool), or None: the nearest agent process above
+    was started with an agent marker in its environment, or another agent process is above
+    it. Such a session's prompts are the outer model's words, not a person's."""
+    seen = 0
+    for pid in ancestors(proc):
+        if agent_process(proc, pid) is None:
+            continue
+        seen += 1
+        if seen > 1:
+            return f"process {pid} above it is another coding agent"
+        found = _initial_marker(proc, pid)
+        if found is not None:
+            return f"the agent (process {pid}) was started with {found}"
+    return None
+
+
 def ancestors(proc: str = "/proc") -> Iterator[int]:
     """The processes above this one, nearest first, as :func:`detect` walks them."""
     try:

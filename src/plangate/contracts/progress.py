@@ -6,7 +6,8 @@ store says where the workflow stands in the project, so that a later conversatio
 it (``docs/contracts.md``, "A workflow across conversations"):
 
 * **per workflow instance**: one file per project, workflow and bound variables (the
-  feature), ``<state root>/contract-progress/<digest>.json``, written whole by rename, never
+  feature), ``<state root>/contract-progress/<project digest>-<digest>.json`` (a call reads
+  its own project's files only), written whole by rename, never
   through a link (:mod:`plangate.files`), under a lock so that two hooks do not lose each
   other's update. The state root is a protected path: the agent cannot write here.
 * **what it holds**: the phase begun last and when, the conversation that began it, and the
@@ -100,13 +101,18 @@ class Progress:
         return listed
 
 
-def _key(project: str, workflow: str, values: dict[str, str]) -> str:
-    import hashlib
+def _digest(*parts: str) -> str:
+    from plangate.autoplan.layout import sha256_hex  # not OpenSSL's hashlib (hook path)
 
+    return sha256_hex("\0".join(parts).encode("utf-8", "surrogatepass"))[:32]
+
+
+def _key(project: str, workflow: str, values: dict[str, str]) -> str:
+    """``<project's digest>-<instance's digest>``: a project's instances are found by name,
+    without reading another project's."""
     from plangate.contracts.snapshot import scope_of
 
-    joined = "\0".join((project, workflow, scope_of(values)))
-    return hashlib.sha256(joined.encode("utf-8", "surrogatepass")).hexdigest()[:40]
+    return f"{_digest(project)}-{_digest(project, workflow, scope_of(values))}"
 
 
 def _folder(state_root: str | None, create: bool = True) -> str:
@@ -133,8 +139,9 @@ def instances(project: str, state_root: str | None = None) -> list[Progress]:
     except OSError:
         return []
     found: list[Progress] = []
+    prefix = _digest(project) + "-"
     for name in names:
-        if not name.endswith(".json"):
+        if not name.startswith(prefix) or not name.endswith(".json"):
             continue
         path = os.path.join(folder, name)
         document = _read(path)
@@ -230,7 +237,10 @@ def began(
     state_root: str | None = None,
 ) -> None:
     """``phase`` began in conversation ``session_id`` (an allowed entry), whose live chain
-    holds the approvals ``given``. An ended instance begun again is live again."""
+    holds the approvals ``given``. An ended instance begun again is live again. A session
+    nested in another agent's (:func:`plangate.agent_session.nested`) leaves nothing here."""
+    if _nested():
+        return
 
     def change(document: dict[str, object]) -> bool:
         document["phase"] = phase
@@ -261,7 +271,10 @@ def noted(
     state_root: str | None = None,
 ) -> None:
     """Conversation ``session_id``'s live chain holds the approvals ``given`` now (a final
-    stop read it): kept for the conversations after it. Only an instance already begun."""
+    stop read it): kept for the conversations after it. Only an instance already begun; a
+    nested session's never."""
+    if _nested():
+        return
 
     narrower = None
     if values and find(project, contract.name, values, state_root) is None:
@@ -289,6 +302,14 @@ def noted(
     _update(project, contract.name, values, state_root, change, create=narrower is not None)
     if narrower is not None:
         reset(narrower)
+
+
+def _nested() -> bool:
+    """A session the model started inside its own (``claude -p "approve requirements"`` in
+    its Bash tool) speaks the model's words: what it does never carries to another."""
+    from plangate.agent_session import nested
+
+    return nested() is not None
 
 
 def _set_approvals(
