@@ -1,8 +1,8 @@
 """The ``plangate`` command line: builds the parser from the command modules and runs one.
 
 Every verb is a module ``plangate.commands.<verb>`` with ``add_parser(subparsers)``,
-``run(args) -> int`` and ``EXIT_CODES`` (:class:`~plangate.errors.ExitCodes`, the README's
-table for it). This is the one place where errors become exit codes: a
+``run(args) -> int`` and ``EXIT_CODES`` (:class:`~plangate.errors.ExitCodes`, its table in
+docs/exit-codes.md). This is the one place where errors become exit codes: a
 :class:`~plangate.errors.UsageError` (a bad flag included) exits with the command's usage
 code and any other :class:`~plangate.errors.PlangateError` with its failure code, each
 printing one line that names the remedy; anything unexpected exits

@@ -121,7 +121,7 @@ RUN_STAGE_ERRORS: tuple[type[PlangateError], ...] = (AgentError, GitError, Check
 
 
 class ExitCodes:
-    """One command's exit codes: the README's table for it under "Exit codes".
+    """One command's exit codes: its table in docs/exit-codes.md.
 
     ``codes`` maps every code the command exits with (besides :data:`COMMON_EXIT_CODES`) to
     what it means. ``usage`` is the one a :class:`UsageError` exits with (a bad flag

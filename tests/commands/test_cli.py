@@ -1,5 +1,6 @@
 """The command line's shape: one module per verb, no import cycle, one exit code table per
-command (in code, and the README's the same), and internal errors kept in a crash log."""
+command (in code, and docs/exit-codes.md the same), every flag in the README's command
+table, and internal errors kept in a crash log."""
 
 from __future__ import annotations
 
@@ -21,7 +22,9 @@ from plangate import cli
 from plangate.errors import COMMON_EXIT_CODES, EXIT_INTERNAL, EXIT_INTERRUPTED, ExitCodes
 
 SRC = Path(plangate.__file__).resolve().parent
-README = Path(__file__).resolve().parents[2] / "README.md"
+REPO = Path(__file__).resolve().parents[2]
+README = REPO / "README.md"
+EXIT_CODES_DOC = REPO / "docs" / "exit-codes.md"
 
 
 def _verb_modules() -> list[str]:
@@ -124,14 +127,14 @@ def test_report_follows_its_documented_contract() -> None:
     assert codes.usage == 1 and codes.failure is None
 
 
-def _readme_tables() -> dict[str, dict[int, str]]:
-    """``### `plangate …``` headings under ``## Exit codes``, and the common table, by title."""
-    text = README.read_text(encoding="utf-8")
-    section = text.split("\n## Exit codes\n", 1)[1].split("\n## ", 1)[0]
+def _documented_tables() -> dict[str, dict[int, str]]:
+    """docs/exit-codes.md's tables: the common one first, then one under each ``## `plangate
+    …``` heading, by title."""
+    text = EXIT_CODES_DOC.read_text(encoding="utf-8")
     tables: dict[str, dict[int, str]] = {}
     title = "every command"
-    for line in section.splitlines():
-        heading = re.fullmatch(r"### `(plangate(?: [a-z-]+)?)`", line)
+    for line in text.splitlines():
+        heading = re.fullmatch(r"## `(plangate(?: [a-z-]+)?)`", line)
         if heading:
             title = heading.group(1)
             assert title not in tables, f"two tables for {title}"
@@ -144,12 +147,18 @@ def _readme_tables() -> dict[str, dict[int, str]]:
     return tables
 
 
-def test_the_readme_has_the_tables_in_code() -> None:
-    found = _readme_tables()
+def test_the_exit_codes_doc_has_the_tables_in_code() -> None:
+    found = _documented_tables()
     expected = {"every command": dict(COMMON_EXIT_CODES), "plangate": dict(cli.EXIT_CODES.codes)}
     for name in cli.COMMANDS:
         expected[f"plangate {name}"] = dict(cli.exit_codes(name).codes)
     assert found == expected
+
+
+def test_the_readme_links_the_exit_codes_and_holds_none_of_their_tables() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert "(docs/exit-codes.md)" in text
+    assert "| exit | meaning |" not in text
 
 
 def _visible_flags(parser: argparse.ArgumentParser) -> set[str]:

@@ -1,9 +1,10 @@
 """Every documented exit code, from the real CLI (``python -m plangate …`` processes).
 
-Each row of each command's table (:mod:`tests.commands.test_cli` checks the README has the
-same tables) is reached here by a case, or is listed in :data:`ELSEWHERE` with the test that
-reaches it. Runs use the scripted agent on a SQLite state root; an interrupted ``run`` and a
-stopped ``worker`` end at once with their turn in flight, which a worker then resumes.
+Each row of each command's table (:mod:`tests.commands.test_cli` checks docs/exit-codes.md
+has the same tables) is reached here by a case, or is listed in :data:`ELSEWHERE` with the
+test that reaches it. Runs use the scripted agent on a SQLite state root; an interrupted
+``run`` and a stopped ``worker`` end at once with their turn in flight, which a worker then
+resumes.
 """
 
 from __future__ import annotations

@@ -10,17 +10,20 @@ with a fresh full read of the same bytes.
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import shutil
 import stat
+import tempfile
 import time
+import zlib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from plangate.journal import READY, read_journal
+from plangate.journal import READY, frames, read_journal
 from plangate.journal import index as journal_index
 from plangate.journal import reader as reader_module
 from plangate.journal.codes import COMPETING_ROOT, REWRITTEN
@@ -383,18 +386,63 @@ def test_a_damaged_or_missing_events_file_means_a_full_read(
     assert started_scans[1:] == [0, 0]  # the index could not be used without its events
 
 
+def appended_frame(index_file: Path, before: bytes, inode: int) -> bytes:
+    """The frame a read appended to ``index_file``, which held ``before`` at ``inode``: the
+    same file, every byte it had kept, then one delta frame (never a snapshot)."""
+    after = index_file.read_bytes()
+    assert index_file.stat().st_ino == inode  # appended in place, not a new file renamed over
+    assert after.startswith(before) and len(after) > len(before)
+    frame = after[len(before) :]
+    body = frame[8:]
+    assert int.from_bytes(frame[:4], "big") == len(body)  # exactly one frame
+    assert int.from_bytes(frame[4:8], "big") == zlib.crc32(body)
+    assert marshal.loads(body)[0] == frames.DELTA
+    return frame
+
+
 def test_each_read_that_appends_adds_a_frame_not_the_whole_index(
-    journal: Journal, config_dir: Path, tmp_path: Path
+    journal: Journal, tmp_path: Path
 ) -> None:
-    growing = first_turn(journal, config_dir, tmp_path)
-    saved = Path(journal_index.index_file(growing.index_dir, journal.session_id))
-    for round_ in range(3):
-        before = saved.stat().st_size
-        bash(journal, f"echo {round_}", str(round_))
-        growing.append(journal.to_bytes()[growing.path.stat().st_size :])
-        growing.compare()
-        grew = saved.stat().st_size - before
-        assert 0 < grew < before, (round_, before, grew)
+    """A read that goes on from the index appends one delta frame and keeps every byte the
+    file had; the frame holds what the read added and nothing of what the index held.
+
+    The frame's size cannot tell it from a rewrite. A delta for a Bash call (two records) is
+    about as long as a small index's whole snapshot, whose longest value is the journal's
+    path. So "the file grew by less than it held" passed or failed with the length of
+    pytest's temporary folder, which names the user and counts the runs (issue 34's
+    ``AssertionError: (0, 674, 674)``: under ``/tmp/pytest-of-root/pytest-5`` the snapshot is
+    674 bytes and the first delta 674; under ``pytest-55`` the snapshot is 675). And a rewrite
+    (a new snapshot renamed over the old) grows a small index by less than a delta does, so
+    that check could not see the rewrite it was named for. So the same journal is indexed
+    under a short folder and a long one: each read appends one frame in place, and the two
+    files gain the same bytes."""
+    twin = Journal(cwd=PROJECT)  # the same seed: the same records, byte for byte
+    long_root = tmp_path / ("a-long-folder-" * 8)
+    long_config = long_root / "claude"
+    long_config.mkdir(parents=True)
+    with tempfile.TemporaryDirectory(prefix="pg-") as folder:
+        short_root = Path(os.path.realpath(folder))
+        short_config = short_root / "claude"
+        short_config.mkdir()
+        grown = [
+            first_turn(journal, short_config, short_root),
+            first_turn(twin, long_config, long_root),
+        ]
+        files = [
+            Path(journal_index.index_file(growing.index_dir, journal.session_id))
+            for growing in grown
+        ]
+        assert len(files[1].read_bytes()) > len(files[0].read_bytes()) + 100
+        for round_ in range(3):
+            added = []
+            for writer, growing, index_file in zip((journal, twin), grown, files, strict=True):
+                before, inode = index_file.read_bytes(), index_file.stat().st_ino
+                bash(writer, f"echo {round_}", str(round_))
+                growing.append(writer.to_bytes()[growing.path.stat().st_size :])
+                growing.compare()
+                added.append(appended_frame(index_file, before, inode))
+                assert str(growing.path).encode() not in added[-1]
+            assert added[0] == added[1], round_
 
 
 @pytest.mark.parametrize("name", ["events", "index"])
