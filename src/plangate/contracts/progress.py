@@ -6,8 +6,8 @@ store says where the workflow stands in the project, so that a later conversatio
 it (``docs/contracts.md``, "A workflow across conversations"):
 
 * **per workflow instance**: one file per project, workflow and bound variables (the
-  feature), ``<state root>/contract-progress/<project digest>-<digest>.json`` (a call reads
-  its own project's files only), written whole by rename, never
+  feature), ``<state root>/contract-progress/<project's digest>/<digest>.json`` (a call
+  reads its own project's files only), written whole by rename, never
   through a link (:mod:`plangate.files`), under a lock so that two hooks do not lose each
   other's update. The state root is a protected path: the agent cannot write here.
 * **what it holds**: the phase begun last and when, the conversation that began it, and the
@@ -108,17 +108,18 @@ def _digest(*parts: str) -> str:
 
 
 def _key(project: str, workflow: str, values: dict[str, str]) -> str:
-    """``<project's digest>-<instance's digest>``: a project's instances are found by name,
-    without reading another project's."""
+    """The instance's file name in its project's folder."""
     from plangate.contracts.snapshot import scope_of
 
-    return f"{_digest(project)}-{_digest(project, workflow, scope_of(values))}"
+    return _digest(project, workflow, scope_of(values)) + ".json"
 
 
-def _folder(state_root: str | None, create: bool = True) -> str:
+def _folder(project: str, state_root: str | None, create: bool = True) -> str:
+    """``<state root>/contract-progress/<project's digest>``: a call lists and reads its own
+    project's instances only."""
     from plangate.state_folders import state_folder
 
-    return state_folder(FOLDER, root=state_root, create=create)
+    return state_folder(FOLDER, _digest(project), root=state_root, create=create)
 
 
 def _read(path: str) -> dict[str, object] | None:
@@ -134,14 +135,13 @@ def _read(path: str) -> dict[str, object] | None:
 def instances(project: str, state_root: str | None = None) -> list[Progress]:
     """Every workflow instance kept for ``project`` (ended ones too), begun last first."""
     try:
-        folder = _folder(state_root, create=False)
+        folder = _folder(project, state_root, create=False)
         names = os.listdir(folder)
     except OSError:
         return []
     found: list[Progress] = []
-    prefix = _digest(project) + "-"
     for name in names:
-        if not name.startswith(prefix) or not name.endswith(".json"):
+        if not name.endswith(".json"):
             continue
         path = os.path.join(folder, name)
         document = _read(path)
@@ -160,11 +160,13 @@ def find(
     project: str, workflow: str, values: dict[str, str], state_root: str | None = None
 ) -> Progress | None:
     try:
-        path = os.path.join(_folder(state_root, create=False), _key(project, workflow, values))
+        path = os.path.join(
+            _folder(project, state_root, create=False), _key(project, workflow, values)
+        )
     except OSError:
         return None
-    document = _read(path + ".json")
-    return Progress(path + ".json", document) if document is not None else None
+    document = _read(path)
+    return Progress(path, document) if document is not None else None
 
 
 class _Locked:
@@ -201,7 +203,7 @@ def _update(
     ``change`` says it changed. A store that cannot be written leaves the journal's word
     alone (as before it existed); never raises."""
     try:
-        path = os.path.join(_folder(state_root), _key(project, workflow, values) + ".json")
+        path = os.path.join(_folder(project, state_root), _key(project, workflow, values))
         with _Locked(path) as locked:
             document = _read(path)
             if document is None:
