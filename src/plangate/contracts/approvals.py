@@ -5,8 +5,9 @@ An approval counts only when a person gave it after the phase's artifacts last c
 
 * a human turn in the live conversation (never a rewound one) whose text matches the
   phase's ``words`` (whole words, any case) or ``pattern`` (a Python regular expression,
-  any case), later than the last edit of an artifact in the journal and than each artifact
-  file's modification time; or
+  any case) said plainly (never quoted, negated, questioned, hedged, conditional or taken
+  back: :mod:`plangate.contracts.phrasing`), later than the last edit of an artifact in the
+  journal and than each artifact file's modification time; or
 * a ``plangate approve <workflow> <phase> [feature]`` record for this project, signed with
   the installation's approval key, whose digest of the artifacts is the artifacts' digest
   now (a change after it makes it stale).
@@ -37,6 +38,8 @@ from plangate.contracts.templates import absolute, expand, fill
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from plangate.contracts.model import Contract, Phase
     from plangate.contracts.state import Session
 
@@ -221,22 +224,99 @@ def command_records(state_root: str | None = None) -> list[dict[str, object]]:
 
 
 def words_match(text: str, words: tuple[str, ...], pattern: str | None) -> bool:
-    lowered = " ".join(text.lower().split())
-    for word in words:
-        wanted = " ".join(word.lower().split())
-        start = lowered.find(wanted)
-        while start >= 0:
-            end = start + len(wanted)
-            before = lowered[start - 1] if start else " "
-            after = lowered[end] if end < len(lowered) else " "
-            if not before.isalnum() and not after.isalnum():
-                return True
-            start = lowered.find(wanted, start + 1)
+    """Whether a person's turn approves: a match of one of ``words`` (whole words, any case,
+    any run of white space for a space) or of ``pattern`` (any case) that is said plainly
+    (:mod:`plangate.contracts.phrasing`); only the first
+    :data:`~plangate.contracts.phrasing.MOST_MATCHES` matches are judged."""
+    from plangate.contracts.phrasing import MOST_MATCHES, Reading  # only for a match
+
+    reading: Reading | None = None
+    judged = 0
+    for start, end in word_spans(text, words):
+        reading = reading or Reading(text)
+        judged += 1
+        if judged > MOST_MATCHES:
+            return False
+        if reading.refusal(start, end) is None:
+            return True
     if pattern is not None:
         import re
 
-        return re.search(pattern, text, re.IGNORECASE) is not None
+        for found in re.finditer(pattern, text, re.IGNORECASE):
+            reading = reading or Reading(text)
+            judged += 1
+            if judged > MOST_MATCHES:
+                return False
+            if reading.refusal(found.start(), found.end()) is None:
+                return True
     return False
+
+
+def word_spans(text: str, words: tuple[str, ...]) -> list[tuple[int, int]]:
+    """Where ``words`` occur in ``text`` as whole words (any case, any run of white space for
+    a space), as ``(start, end)`` in ``text``, in order. The text's lowered, space-collapsed
+    form is mapped back to ``text`` only when it holds a match."""
+    lowered = " ".join(text.lower().split())
+    wanted = [phrase for word in words if (phrase := " ".join(word.lower().split()))]
+    if not any(phrase in lowered for phrase in wanted):
+        return []
+    flat, where = _flattened(text)
+    spans: set[tuple[int, int]] = set()
+    for phrase in wanted:
+        start = flat.find(phrase)
+        while start >= 0:
+            end = start + len(phrase)
+            before = flat[start - 1] if start else " "
+            after = flat[end] if end < len(flat) else " "
+            if not before.isalnum() and not after.isalnum():
+                spans.add((where(start), where(end - 1) + 1))
+            start = flat.find(phrase, start + 1)
+    return sorted(spans)
+
+
+def _flattened(text: str) -> tuple[str, Callable[[int], int]]:
+    """``text`` lowered with each run of white space one space, and the index in ``text`` of
+    each of its characters (a space: the end of the word before it)."""
+    from bisect import bisect_right
+
+    parts = text.split()
+    lows = [part.lower() for part in parts]
+    if any(len(low) != len(part) for low, part in zip(lows, parts, strict=True)):
+        return _flattened_by_character(text)
+    starts: list[int] = []  # where each word starts in ``text``
+    flat_starts: list[int] = []  # … and in the flat text
+    at = flat_at = 0
+    for part in parts:
+        at = text.find(part, at)
+        starts.append(at)
+        flat_starts.append(flat_at)
+        at += len(part)
+        flat_at += len(part) + 1
+
+    def where(index: int) -> int:
+        word = bisect_right(flat_starts, index) - 1
+        return starts[word] + min(index - flat_starts[word], len(parts[word]))
+
+    return " ".join(lows), where
+
+
+def _flattened_by_character(text: str) -> tuple[str, Callable[[int], int]]:
+    """:func:`_flattened` for a text whose lowering changes a character's length."""
+    chars: list[str] = []
+    places: list[int] = []
+    gap = False
+    for at, char in enumerate(text):
+        if char.isspace():
+            gap = bool(chars)
+            continue
+        if gap:
+            chars.append(" ")
+            places.append(at - 1)
+            gap = False
+        for low in char.lower():
+            chars.append(low)
+            places.append(at)
+    return "".join(chars), places.__getitem__
 
 
 class Approved:
