@@ -140,6 +140,28 @@ def test_the_issues_phrasings_do_not_let_design_start(project: Project, said: st
     assert skill(project, "kiro-spec-design") is None
 
 
+@pytest.mark.parametrize(
+    ("said", "why"),
+    [
+        ("don't approve requirements yet", phrasing.NEGATED),
+        ("should I approve requirements?", phrasing.QUESTIONED),
+    ],
+)
+def test_the_refusal_says_why_the_persons_words_did_not_count(
+    project: Project, said: str, why: str
+) -> None:
+    from plangate.contracts import evaluate
+
+    through_requirements(project)
+    project.person(said)
+    payload = project.journaled("Skill", {"skill": "kiro-spec-design", "args": "greet"})
+    hook = evaluate.pre_tool_use(payload, None)["hookSpecificOutput"]
+    assert isinstance(hook, dict) and hook["permissionDecision"] == "deny"
+    reason = " ".join(str(hook["permissionDecisionReason"]).split())
+    assert "(code contract_approval" in reason
+    assert f"the person's words were {why}: say it plainly" in reason
+
+
 def test_matches_map_back_to_the_text_across_spaces_and_case() -> None:
     text = "Ok.\n  APPROVE\t\n requirements — İ approve requirements"
     spans = approvals.word_spans(text, ("approve requirements",))

@@ -252,6 +252,19 @@ def words_match(text: str, words: tuple[str, ...], pattern: str | None) -> bool:
     return False
 
 
+def unplain(phase: Phase, session: Session) -> str | None:
+    """Why the person's latest turn that says the phase's approval ``words`` did not count
+    (a part of :data:`~plangate.contracts.phrasing.RULES`: "negated", "questioned", …), for
+    the refusal's detail; None when no turn says them."""
+    from plangate.contracts.phrasing import Reading
+
+    for turn in reversed(session.turns):
+        spans = word_spans(turn.text, phase.approval.words)
+        if spans:
+            return Reading(turn.text).refusal(*spans[-1])
+    return None
+
+
 def word_spans(text: str, words: tuple[str, ...]) -> list[tuple[int, int]]:
     """Where ``words`` occur in ``text`` as whole words (any case, any run of white space for
     a space), as ``(start, end)`` in ``text``, in order. The text's lowered, space-collapsed

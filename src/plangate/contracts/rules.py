@@ -108,6 +108,9 @@ def entry(
                     return ruling
             ruling.code = codes.CONTRACT_APPROVAL
             ruling.detail = f"phase {earlier.name} is not approved by a person"
+            why = approvals.unplain(earlier, session_view)
+            if why is not None:
+                ruling.detail += f" (the person's words were {why}: say it plainly)"
             return ruling
     finally:
         session.values = original
