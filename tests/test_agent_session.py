@@ -137,9 +137,7 @@ def test_no_proc_at_all_reads_nothing(tmp_path: Path) -> None:
     assert list(agent_session.ancestors(str(tmp_path / "none"))) == []
 
 
-NESTED_PROBE = (
-    "import json; from plangate import agent_session as a; print(json.dumps(a.nested()))"
-)
+NESTED_PROBE = "import json; from plangate import agent_session as a; print(json.dumps(a.nested()))"
 
 
 def test_a_session_the_model_started_is_nested(tmp_path: Path) -> None:
