@@ -33,8 +33,11 @@ def use_id(record: Mapping[str, Any]) -> str:
 
 
 def slash_text(name: str, args: str | None = "", style: SlashStyle = "2.1.332") -> str:
-    """A slash command's expansion: 2.1.332 writes the name first and indents the rest (the
-    terminal UI); ``legacy`` (and ``claude -p``) the message first, one tag a line."""
+    """A slash command's expansion: ``2.1.332`` the name first and the rest indented, as
+    Claude Code writes the record of a command it runs itself (``/compact``); ``legacy`` the
+    message first, one tag a line, as every version writes a skill command sent to the
+    model. Claude Code marks the prompts it sends the model (``promptSource``, ``origin``):
+    a record of either layout so marked is the person's turn."""
     args_tag = [f"<command-args>{args}</command-args>"] if args is not None else []
     name_tag, message_tag = (
         f"<command-name>/{name}</command-name>",

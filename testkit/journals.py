@@ -151,6 +151,52 @@ class Journal(JournalWriter):
     def local_command_stdout(self, text: str, **kwargs: Any) -> Record:
         return self.user_text(f"<local-command-stdout>{text}</local-command-stdout>", **kwargs)
 
+    def local_command(
+        self, name: str, args: str = "", output: str = "", *, system_output: bool = False
+    ) -> Record:
+        """A command Claude Code 2.1.332 runs itself, as the terminal UI and ``claude -p``
+        journal it: the caveat (meta), the command's record (name first, the rest indented,
+        with neither ``promptSource`` nor ``origin``) and its output, a user record or (with
+        ``system_output``, as after ``/clear``) a ``local_command`` system record. Returns
+        the command's record."""
+        self.meta(
+            "<local-command-caveat>The command below was run directly in Claude Code, not "
+            "sent to you as a request, and its output goes straight to the user."
+            "</local-command-caveat>"
+        )
+        command = self.user_text(slash_text(name, args))
+        stdout = f"<local-command-stdout>{output}</local-command-stdout>"
+        if system_output:
+            self.system("local_command", content=stdout, level="info", isMeta=False)
+        else:
+            self.user_text(stdout)
+        return command
+
+    def system_local_command(self, name: str, args: str = "", output: str = "") -> Record:
+        """``/model``, ``/context`` and the like in 2.1.332: two ``local_command`` system
+        records, the command (name first) and its output. Returns the command's."""
+        command = self.system(
+            "local_command", content=slash_text(name, args), level="info", isMeta=False
+        )
+        stdout = f"<local-command-stdout>{output}</local-command-stdout>"
+        self.system("local_command", content=stdout, level="info", isMeta=False)
+        return command
+
+    def manual_compact(self, args: str = "", *, summary: str = "Summary: …") -> Record:
+        """``/compact ARGS`` typed (2.1.332): the boundary, the summary, then the command's
+        records (:meth:`local_command`). Returns the command's record."""
+        self.compact(summary=summary)
+        return self.local_command("compact", args, "Compacted (ctrl+o to see full summary)")
+
+    def shell_command(self, command: str, stdout: str, stderr: str = "") -> Record:
+        """A ``!`` command the person runs (2.1.332): its input and its output, each a user
+        record with neither ``promptSource`` nor ``origin``; the model is then asked to
+        answer. Returns the output's record."""
+        self.user_text(f"<bash-input>{command}</bash-input>")
+        return self.user_text(
+            f"<bash-stdout>{stdout}</bash-stdout><bash-stderr>{stderr}</bash-stderr>"
+        )
+
     def compact_summary(
         self, text: str = "This session is being continued…", **kwargs: Any
     ) -> Record:

@@ -385,7 +385,10 @@ def test_slash_commands_are_parsed_in_both_orders(
         assert "\n            <command-message>autoplan</command-message>" in turn.text
 
 
-def test_the_real_2_1_332_compact_command_text_is_parsed(journal: Journal, tmp_path: Path) -> None:
+def test_a_prompt_laid_out_name_first_is_parsed(journal: Journal, tmp_path: Path) -> None:
+    """The layout of 2.1.332's ``/compact`` record, in a record marked as a prompt sent to the
+    model (``promptSource``). Claude Code's own record of the command, unmarked, is no turn
+    at all (tests/journal/test_local_commands.py)."""
     journal.prompt(
         "<command-name>/compact</command-name>\n"
         "            <command-message>compact</command-message>\n"

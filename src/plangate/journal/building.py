@@ -297,6 +297,45 @@ LOCAL_COMMAND_OUTPUT = (
     "<local-command-stderr>",
     "<local-command-caveat>",
 )
+SHELL_COMMAND = ("<bash-input>", "<bash-stdout>", "<bash-stderr>")
+"""A ``!`` command the person ran in Claude Code's shell mode, and its output: Claude Code
+2.1.332 journals each as a user record with neither ``promptSource`` nor ``origin``."""
+LOCAL_COMMAND_NAME = "<command-name>"
+"""How Claude Code lays out the record of a command it runs itself (``/compact``,
+``/clear``; ``/model`` and ``/context`` get ``local_command`` system records): the name
+first, then the indented message and arguments. A command sent to the model (a skill,
+``/init``) is written with ``<command-message>`` first."""
+
+HEAD_CHARS = 256
+
+
+def local_command(raw: dict[str, Any]) -> bool:
+    """Whether a user record is what Claude Code writes for a command it ran itself, not a
+    prompt the person sent the model: the caveat and output of a local command, a ``!``
+    shell command and its output (whatever else the record says), and the record of a
+    local command (``/compact``, ``/clear``): laid out name first and without the marks
+    Claude Code puts on every prompt it sends the model (``promptSource``, ``origin``)."""
+    text = _first_text(raw)
+    if text is None:
+        return False
+    head = text[:HEAD_CHARS].lstrip()  # a long output is not copied to look at its start
+    if head.startswith((*LOCAL_COMMAND_OUTPUT, *SHELL_COMMAND)):
+        return True
+    return (
+        head.startswith(LOCAL_COMMAND_NAME)
+        and raw.get("promptSource") is None
+        and raw.get("origin") is None
+    )
+
+
+def _first_text(raw: dict[str, Any]) -> str | None:
+    """A user record's text, or its first text block's."""
+    message = raw.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, list):
+        first = next((b for b in content if isinstance(b, dict) and b.get("type") == "text"), None)
+        content = first.get("text") if first is not None else None
+    return content if isinstance(content, str) else None
 
 
 def _human_turn(raw: dict[str, Any]) -> bool:
@@ -305,11 +344,11 @@ def _human_turn(raw: dict[str, Any]) -> bool:
         return False
     if raw.get("isMeta") is True or raw.get("isCompactSummary") is True:
         return False
+    if local_command(raw):
+        return False
     message = raw.get("message")
     content = message.get("content") if isinstance(message, dict) else None
-    if isinstance(content, str) and content.lstrip().startswith(
-        (*LOCAL_COMMAND_OUTPUT, INTERRUPT_MARKER)
-    ):
+    if isinstance(content, str) and content.lstrip().startswith(INTERRUPT_MARKER):
         return False
     if isinstance(content, list) and _starts_with_interrupt(content):
         return False

@@ -183,7 +183,9 @@ class EndTurn(Event):
 
 
 class HumanTurn(Event):
-    """A prompt a person typed or a slash command they ran.
+    """A prompt a person typed or a slash command they ran that Claude Code sent the model.
+    A command Claude Code runs itself (``/compact``, ``/clear``, ``/model``, a ``!`` shell
+    command) and its output are not one (:func:`plangate.journal.building.local_command`).
 
     ``command`` is the slash command's name (``autoplan``) and ``arguments`` its arguments
     when the prompt is a slash-command expansion; ``source`` is Claude Code's
