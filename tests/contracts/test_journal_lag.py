@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 
 from plangate.contracts import evaluate
+from plangate.journal.settle import POLL_SECONDS
 from testkit.journals import use_id
 from tests.contracts.conftest import (
     DESIGN,
@@ -227,7 +228,7 @@ def test_a_refusal_waits_for_the_call_within_the_reads_bound(
     monkeypatch.setattr(time, "sleep", sleep)
     payload = project.payload("Skill", {"skill": "kiro-spec-design", "args": FEATURE})
     assert code_of(evaluate.pre_tool_use(payload, None)) == "contract_approval"
-    assert waits and sum(waits) <= evaluate.JOURNAL_WAIT_SECONDS + evaluate.POLL_SECONDS
+    assert waits and sum(waits) <= evaluate.JOURNAL_WAIT_SECONDS + POLL_SECONDS
 
 
 def test_a_refusal_with_the_call_journaled_does_not_wait(

@@ -28,6 +28,7 @@ from plangate.hook_io import protocol
 from plangate.journal.codes import IDENTITY
 from plangate.journal.owners import project_owners
 from plangate.journal.reader import read_journal
+from plangate.journal.settle import Settle
 from plangate.journal.verdict import ERROR, Verdict
 
 TYPE_CHECKING = False
@@ -131,7 +132,6 @@ class Read:
 
 JOURNAL_WAIT_SECONDS = 2.0
 """How long a read waits for Claude Code to journal what led to the current call."""
-POLL_SECONDS = 0.05
 ANSWERED = frozenset({"human_turn", "queued_prompt", "tool_result", "task_notification"})
 """What the model's call may follow at once (the last event of the chain)."""
 
@@ -179,6 +179,7 @@ def read_events(
     # A subagent's call is journaled in the subagent's file, never on the main chain.
     waits = tool_use_id is not None and payload.get("agent_id") is None
     until = time.monotonic() + JOURNAL_WAIT_SECONDS if settle is None else settle
+    wait = Settle(until)
     while True:
         verdict = read_journal(
             transcript,
@@ -196,9 +197,8 @@ def read_events(
             break
         if settle is not None and _journaled(verdict, str(tool_use_id)):
             break
-        if time.monotonic() >= until:
+        if not wait.again():
             break
-        time.sleep(POLL_SECONDS)
     if verdict.status == ERROR and verdict.reason == IDENTITY and not os.path.lexists(transcript):
         # A new session's first prompt: Claude Code has not made the journal's folder yet.
         # No journal holds no approval, as when the file alone is not written yet.
@@ -206,7 +206,7 @@ def read_events(
     if verdict.status == ERROR:
         return Read([], verdict.claude_code_version, verdict.reason or "error")
     events = verdict.events
-    unsettled = waits and not _journaled(verdict, str(tool_use_id)) and time.monotonic() < until
+    unsettled = waits and not _journaled(verdict, str(tool_use_id)) and wait.left()
     return Read(
         events, verdict.claude_code_version, None, verdict.window is not None, unsettled, until
     )

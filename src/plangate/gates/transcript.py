@@ -24,6 +24,7 @@ from plangate.journal.events import AssistantText, Event, HumanTurn, ToolResult,
 from plangate.journal.reader import ERROR, READY, read_journal
 from plangate.journal.records import Record
 from plangate.journal.scan import ScanRefusal, parse_line
+from plangate.journal.settle import Settle
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
 
     from plangate.gates.timing import Deadline
 
-POLL_S = 0.05
 AGENT_MAX_BYTES = 32 * 1024 * 1024
 
 
@@ -214,22 +214,20 @@ def settled(
 ) -> tuple[View, bool]:
     """Read until the transcript holds the stop's message or the settle budget is spent
     (on the deadline's clock)."""
-    until = deadline.clock() + deadline.settle_budget
-    unrecognized_once = False
+    wait = Settle.within(deadline.settle_budget, deadline.clock, deadline.sleep)
     while True:
         try:
             view = read()
         except GateError as error:
             # An unknown root shape can be a record being written: both reads must agree.
-            if codes.UNRECOGNIZED_SHAPE in error.why and not unrecognized_once:
-                unrecognized_once = True
+            if codes.UNRECOGNIZED_SHAPE in error.why and wait.second_look():
                 continue
             raise
         matched = matching_text(view.events, last_message, after)
         if matched is not None:
             view.matched = matched
             return view, True
-        if deadline.clock() >= until:
+        if not wait.left():
             # Nothing newer came: the stop already judged at ``after``, delivered again (a
             # retry, or the hook registered twice) is that stop, counted once under the lock.
             repeated = matching_text(view.events, last_message, None) if after else None
@@ -238,7 +236,7 @@ def settled(
                 return view, True
             return view, False
         deadline.check("re-reading the transcript")
-        deadline.sleep(POLL_S)
+        wait.again()
 
 
 def read_session(

@@ -28,6 +28,7 @@ from plangate.journal.events import Event, ToolUse
 from plangate.journal.joined import Joined
 from plangate.journal.reader import Verdict
 from plangate.journal.scan import Prefix
+from plangate.journal.settle import Settle
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
     from plangate.guard.fold import GuardTracker
 
 DEADLINE_SECONDS = 2.0
-POLL_SECONDS = 0.05
 UNVERIFIED_READER_CODES = frozenset({codes.TOO_LARGE, codes.REWRITTEN})
 
 JOURNAL = "journal"
@@ -88,11 +88,9 @@ def observe(
     deadline, for Claude Code to journal the current call itself. ``index_dir`` lets the
     first read go on from the journal index an earlier hook run saved; ``tracker`` is the
     guard's fold, whose :class:`Chain` every ready read gives. The
-    journal, the clock and the sleeps are ``world``'s."""
-    clock = world.clock
-    until = clock() + deadline
+    journal, the clock and the sleeps are ``world``'s (one :class:`Settle`, as every reader's)."""
+    wait = Settle.within(deadline, world.clock, world.sleep)
     prior: Prefix | None = None
-    unrecognized_once = False
     last: Verdict | None = None
     last_chain: Chain | None = None
     while True:
@@ -139,16 +137,14 @@ def observe(
             if code in UNVERIFIED_READER_CODES:
                 return Observation(verdict, NONE, verdict.reason, verdict.detail)
             if code == codes.UNRECOGNIZED_SHAPE:
-                if unrecognized_once:
-                    return Observation(
-                        verdict, NONE, verdict.reason, verdict.detail, list(verdict.root_shape)
-                    )
-                unrecognized_once = True
-                continue  # read once more: both reads must agree
+                if wait.second_look():
+                    continue
+                return Observation(
+                    verdict, NONE, verdict.reason, verdict.detail, list(verdict.root_shape)
+                )
             return Observation(verdict, NONE, verdict.reason, verdict.detail)
-        if clock() >= until:
+        if not wait.again():
             break
-        world.sleep(POLL_SECONDS)
     if last is not None and last.ready and last_chain is not None:
         if wait_for_current and not last_chain.lagged():
             return Observation(last, PAYLOAD, chain=last_chain)
