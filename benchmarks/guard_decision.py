@@ -19,7 +19,7 @@ init`` call and its output), and the guarded call is the Read of the installed s
   16's target 5: on a fresh copy, the non-phase Read that starts the pre-index (the fast path
   with the spawn), the time until the detached pre-index ends (waited for, untimed by the
   hook), a second non-phase Read for which none is due, and then the first phase entry of the
-  session on each path. Every other case runs with ``PLANGATE_GUARD_PREINDEX=0``, so that
+  session on each path. Every other case runs with ``PLANGATE_TUNING=preindex=0``, so that
   they measure what they measured before it existed;
 
 with peak memory, next to the floors of ``journal_decision.py`` (bare start-up, ``cat``, a
@@ -57,6 +57,7 @@ from benchmarks.timing import (
     source_state,
     target,
 )
+from plangate import tuning
 from plangate.guard import preindex
 from plangate.journal import index as journal_index
 
@@ -154,7 +155,7 @@ class GuardBench(jd.Bench):
         folder = os.path.join(self.runs, name)
         env = self.env(folder)
         if not ahead:
-            env[preindex.ENV] = "0"
+            env[tuning.ENV] = tuning.joined(env.get(tuning.ENV, ""), preindex=0)
         return Session(journal, folder, self.install, self.corpus, env)
 
     def non_phase(self, session: Session) -> Sample:
@@ -420,7 +421,7 @@ class GuardBench(jd.Bench):
             "detached pre-index ends (hook start to its end; not part of any hook run), a "
             "second non-phase Read for which none is due, then the session's first phase "
             "entry, checked to have gone on from the pre-index's index; every other row runs "
-            "with `PLANGATE_GUARD_PREINDEX=0`. Peak = max RSS of the child (one extra run "
+            "with `PLANGATE_TUNING=preindex=0`. Peak = max RSS of the child (one extra run "
             "under GNU time; none for the pre-index rows). "
             f"1-minute load average {self.load_start} at start, {load_average()} at end.",
             "",

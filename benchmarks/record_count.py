@@ -51,7 +51,7 @@ from benchmarks.timing import (
     run,
     source_state,
 )
-from plangate.guard import preindex
+from plangate import tuning
 
 TASKS_DRIVER = os.path.join("skills", "autoplan", "sections", "tasks-aggregator.md")
 STOP_MODULE = "plangate.hooks.stop"
@@ -145,7 +145,7 @@ class RecordBench:
         folder = os.path.join(self.runs, name)
         shutil.rmtree(folder, ignore_errors=True)
         env = dict(self.base_env)
-        env[preindex.ENV] = "0"
+        env[tuning.ENV] = tuning.joined(env.get(tuning.ENV, ""), preindex=0)
         return Session(self.journal, folder, self.install, self.corpus, env)
 
     def reference(self, records: int) -> str:

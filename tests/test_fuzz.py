@@ -200,9 +200,10 @@ def test_mutated_journals_read_the_same_with_the_compiled_parser(
 ) -> None:
     """The ``fast`` extra (msgspec) never changes a verdict or an event: every line it does
     not turn into an object goes to the standard library."""
-    from plangate.journal.fast import FAST_MIN_BYTES_ENV, MODULE, fast_parser
+    from plangate import tuning
+    from plangate.journal.fast import MODULE, fast_parser
 
-    monkeypatch.setenv(FAST_MIN_BYTES_ENV, "0")
+    monkeypatch.setenv(tuning.ENV, tuning.joined(fast_min_bytes=0))
     assert fast_parser(0) is not None, f"{MODULE} (the fast extra) is not installed"
     rnd = random.Random(int(os.environ.get("PLANGATE_FUZZ_SEED", "8")) + 1)
     journals = _corpus()
@@ -221,9 +222,9 @@ def test_mutated_journals_read_the_same_with_the_compiled_parser(
             )
         path.write_bytes(data)
         full = rnd.random() < 0.5
-        monkeypatch.setenv(FAST_MIN_BYTES_ENV, "0")
+        monkeypatch.setenv(tuning.ENV, tuning.joined(fast_min_bytes=0))
         fast = read_journal(str(path), full=full)
-        monkeypatch.setenv(FAST_MIN_BYTES_ENV, str(len(data) + 1))
+        monkeypatch.setenv(tuning.ENV, tuning.joined(fast_min_bytes=len(data) + 1))
         plain = read_journal(str(path), full=full)
         differing += _fingerprint(fast) != _fingerprint(plain)
         assert _fingerprint(fast) == _fingerprint(plain), data[:200]

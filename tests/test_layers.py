@@ -28,6 +28,7 @@ LAYERS: list[set[str]] = [
         "processes",
         "markdown",
         "deferred",
+        "tuning",
         "failures",
         "hook_registry",
         "hook_io",

@@ -12,12 +12,8 @@ import sys as _sys
 
 if _sys.flags.no_site and _sys.argv[:1] == ["-c"]:
     # A process started as hooks are registered (`python -S -c '...' ROOT`,
-    # plangate.hook_registry.hook_command). First the working folder goes off `sys.path`:
-    # `-c` puts it there as '', ahead of the standard library's compiled modules, and a
-    # `zlib.py` in the project would otherwise run inside the guard. Then plangate's modules
-    # come from one compiled file (plangate.hook_io.code_cache): a few ms less per hook run.
+    # plangate.hook_registry.hook_command): the working folder goes off `sys.path`. `-c`
+    # puts it there as '', ahead of the standard library's compiled modules, and a `zlib.py`
+    # in the project would otherwise run inside the guard.
     while "" in _sys.path:
         _sys.path.remove("")
-    from plangate.hook_io import code_cache as _code_cache
-
-    _code_cache.install()

@@ -16,13 +16,12 @@ only (hook path).
 
 from __future__ import annotations
 
-import os
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-MIN_BYTES_ENV = "PLANGATE_DEFER_MIN_BYTES"
+MIN_BYTES_SETTING = "defer_min_bytes"
+"""Its name in ``PLANGATE_TUNING`` (:mod:`plangate.tuning`)."""
 MIN_BYTES = 8 * 1024 * 1024
 """Index saves of journals this long or longer are deferred: below it a save costs less than
 a fork (and the test suite's hook runs, on small journals, stay in step)."""
@@ -37,8 +36,9 @@ def accept() -> None:
 
 
 def min_bytes() -> int:
-    configured = os.environ.get(MIN_BYTES_ENV, "")
-    return int(configured) if configured.isdigit() else MIN_BYTES
+    from plangate.tuning import setting
+
+    return setting(MIN_BYTES_SETTING, MIN_BYTES)
 
 
 def defer(work: Callable[[], None], size: int) -> None:

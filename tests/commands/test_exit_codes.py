@@ -54,7 +54,7 @@ class World:
         env = {
             key: value
             for key, value in os.environ.items()
-            if not key.startswith("PLANGATE_") or key == "PLANGATE_JOURNAL_INDEX_MIN_BYTES"
+            if not key.startswith("PLANGATE_") or key == "PLANGATE_TUNING"
         }
         env.update(
             HOME=str(self.root / "home"),

@@ -19,7 +19,7 @@ __all__ = ["project"]
 
 @pytest.fixture(autouse=True)
 def indexed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PLANGATE_JOURNAL_INDEX_MIN_BYTES", "1")  # every journal is indexed
+    monkeypatch.setenv("PLANGATE_TUNING", "index_min_bytes=1")  # every journal is indexed
 
 
 def bulk(project: Project, count: int) -> None:
@@ -103,7 +103,7 @@ def entry(project: Project, monkeypatch: pytest.MonkeyPatch, skill: str) -> list
     payload = project.payload("Skill", {"skill": skill, "args": FEATURE})
     rulings = []
     for fold in ("1", "0"):
-        monkeypatch.setenv("PLANGATE_GUARD_FOLD", fold)
+        monkeypatch.setenv("PLANGATE_TUNING", f"index_min_bytes=1,fold={fold}")
         found = evaluate.entry_ruling(payload, skill, FEATURE, "entry")
         assert found is not None
         ruling = found[0]

@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pytest
 
+from plangate import tuning
 from plangate.guard import preindex
 from plangate.harness.autoplan import AutoplanProject, Player, decisions
 from plangate.harness.claude import ClaudeEnv
 from plangate.harness.standin import StandIn, tool_use
 from plangate.journal import index as journal_index
-from plangate.journal.reader import INDEX_MIN_BYTES_ENV
 from testkit.recorded import tool_calls, tool_results
 
 pytestmark = pytest.mark.e2e
@@ -55,11 +55,7 @@ def _session(make: Callable[[Player], AutoplanProject], on: bool) -> None:
     first phase entry."""
     player = Player([])
     project = make(player)
-    env = {
-        INDEX_MIN_BYTES_ENV: "0",
-        preindex.MIN_BYTES_ENV: "0",
-        preindex.ENV: "1" if on else "0",
-    }
+    env = {tuning.ENV: tuning.joined("", index_min_bytes=0, preindex_min_bytes=0, preindex=int(on))}
     # A first turn, so that the journal exists when the Agent's hook runs (Claude Code may
     # not have written a new session's file yet when its first tool call's hook runs).
     player.steps = ["Hello."]

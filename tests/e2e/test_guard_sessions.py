@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from plangate.deferred import MIN_BYTES_ENV as DEFER_MIN_BYTES_ENV
+from plangate import tuning
 from plangate.harness.autoplan import (
     AutoplanProject,
     Player,
@@ -91,10 +91,10 @@ def test_entering_phase_2_needs_the_published_phase_1_report(project: MakeProjec
 def test_the_same_with_every_index_save_left_to_a_detached_child(
     project: MakeProject, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With ``PLANGATE_DEFER_MIN_BYTES=0`` each guard run answers, then a detached child
+    """With ``PLANGATE_TUNING=defer_min_bytes=0`` each guard run answers, then a detached child
     saves the journal index (plangate.deferred): the decisions are the same, and the index
     is there for the next run."""
-    monkeypatch.setenv(DEFER_MIN_BYTES_ENV, "0")
+    monkeypatch.setenv(tuning.ENV, tuning.joined(defer_min_bytes=0))
     state_root = _phase_2_needs_the_phase_1_report(project)
     deadline = time.monotonic() + 20
     while not list((state_root / "journal-index").glob("*.index")):

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from plangate import tuning
 from plangate.guard import calls
 from plangate.guard import evaluate as evaluate_module
 from plangate.guard.evaluate import evaluate
 from plangate.guard.observe import observe
-from plangate.journal.reader import INDEX_MIN_BYTES_ENV
 from testkit.envelope import journal_path
 from tests import corpus
 
@@ -74,9 +74,9 @@ def test_indexed_decisions_equal_cold_ones_as_a_real_journal_grows(
             "transcript_path": str(target),
             "cwd": cwd,
         }
-        monkeypatch.setenv(INDEX_MIN_BYTES_ENV, "0")
+        monkeypatch.setenv(tuning.ENV, tuning.joined(index_min_bytes=0))
         indexed = evaluate(json.loads(json.dumps(payload)), call)
-        monkeypatch.setenv(INDEX_MIN_BYTES_ENV, str(1 << 40))
+        monkeypatch.setenv(tuning.ENV, tuning.joined(index_min_bytes=1 << 40))
         cold = evaluate(json.loads(json.dumps(payload)), call)
         assert (indexed.code, indexed.detail) == (cold.code, cold.detail), (number, rel(path))
         codes.append(indexed.code)

@@ -19,6 +19,7 @@ import sys
 import time
 from pathlib import Path
 
+from plangate import tuning
 from plangate.guard import preindex
 from plangate.hook_registry import package_root
 from plangate.journal import index as journal_index
@@ -105,7 +106,7 @@ def test_a_non_phase_call_makes_the_first_phase_entry_go_on_from_the_index(
 
 def test_switched_off_the_first_phase_entry_is_cold(flow: Flow, session: SimulatedSession) -> None:
     _long_session(session, flow)
-    _non_phase(session, **{preindex.ENV: "0"})
+    _non_phase(session, **{tuning.ENV: tuning.joined("", preindex=0)})
     time.sleep(0.3)  # time for a child, if one had been started, to begin writing
     assert not os.path.exists(_index_dir(session))
     outcome = flow.attempt(flow.driver_read("design"))
@@ -116,10 +117,10 @@ def test_switched_off_the_first_phase_entry_is_cold(flow: Flow, session: Simulat
 def test_below_the_threshold_nothing_starts(flow: Flow, session: SimulatedSession) -> None:
     _long_session(session, flow)
     size = session.journal_path.stat().st_size
-    _non_phase(session, **{preindex.MIN_BYTES_ENV: str(size + MiB)})
+    _non_phase(session, **{tuning.ENV: tuning.joined("", preindex_min_bytes=size + MiB)})
     time.sleep(0.3)
     assert not os.path.exists(_index_dir(session))
-    _non_phase(session, **{preindex.MIN_BYTES_ENV: str(size)})
+    _non_phase(session, **{tuning.ENV: tuning.joined("", preindex_min_bytes=size)})
     _wait(_marker(session))
     assert _saved(session)[2] >= size
 
@@ -165,6 +166,7 @@ def test_a_running_pre_index_holds_the_lock(flow: Flow, session: SimulatedSessio
 STARTER = """\
 import json, sys
 sys.path.insert(0, sys.argv[1])
+from plangate import tuning
 from plangate.guard import preindex
 payload = json.loads(sys.argv[2])
 print(json.dumps([preindex.maybe_start(payload), preindex.maybe_start(payload)]))
@@ -173,7 +175,7 @@ print(json.dumps([preindex.maybe_start(payload), preindex.maybe_start(payload)])
 
 def _start_twice(session: SimulatedSession) -> list[bool]:
     payload = session.payload(Call.read(os.path.join(session.project_dir, "notes.md")))
-    env = session.environ({preindex.STEP_BYTES_ENV: "0"})
+    env = session.environ({tuning.ENV: tuning.joined("", preindex_step_bytes=0)})
     done = subprocess.run(
         [sys.executable, "-S", "-c", STARTER, package_root(), json.dumps(payload)],
         env=env,
@@ -203,6 +205,7 @@ def test_a_broken_state_root_does_not_change_the_answer(
 DETACH = """\
 import sys
 sys.path.insert(0, sys.argv[1])
+from plangate import tuning
 from plangate.guard import preindex
 print(preindex.spawn(["/bin/sleep", "30"]), flush=True)
 """
@@ -239,6 +242,7 @@ PROBE = """\
 import io, json, sys
 sys.path.insert(0, sys.argv[1])
 before = set(sys.modules)
+from plangate import tuning
 from plangate.guard import preindex
 from plangate.hooks.pre_tool_use import decide
 payload = json.loads(sys.argv[2])

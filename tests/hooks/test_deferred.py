@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from plangate import deferred
+from plangate import deferred, tuning
 from plangate.hook_registry import hook_command
 from plangate.journal import frames
 from plangate.journal import index as journal_index
@@ -112,7 +112,7 @@ def test_in_process_work_is_not_deferred_and_drain_runs_what_was(
     deferred.defer(lambda: done.append("at once"), 10**12)
     assert done == ["at once"] and deferred.pending() == 0
     monkeypatch.setattr(deferred, "_accepting", [True])
-    monkeypatch.setenv(deferred.MIN_BYTES_ENV, "100")
+    monkeypatch.setenv(tuning.ENV, tuning.joined(defer_min_bytes=100))
     deferred.defer(lambda: done.append("small"), 99)
     deferred.defer(lambda: done.append("later"), 100)
     assert done == ["at once", "small"] and deferred.pending() == 1
@@ -143,7 +143,7 @@ def test_a_journals_index_is_saved_after_the_answer_and_equals_a_synchronous_one
     for name, min_bytes in (("deferred", "0"), ("synchronous", str(10**12))):
         state = root / name
         env = dict(os.environ, PLANGATE_STATE_ROOT=str(state))
-        env[deferred.MIN_BYTES_ENV] = min_bytes
+        env[tuning.ENV] = tuning.joined(defer_min_bytes=int(min_bytes))
         command = hook_command("plangate.journal.__main__")
         arguments = " ".join(
             map(shlex.quote, [str(path), journal.session_id, str(project), str(config)])

@@ -103,9 +103,8 @@ def test_module_list_is_not_empty() -> None:
 LAZY_READ = """\
 import os, sys
 before = set(sys.modules)
-from plangate.journal.fast import FAST_MIN_BYTES_ENV
 from plangate.journal.reader import read_journal
-os.environ[FAST_MIN_BYTES_ENV] = sys.argv[2]
+os.environ["PLANGATE_TUNING"] = "fast_min_bytes=" + sys.argv[2]
 read_journal(sys.argv[1])
 added = sorted(set(sys.modules) - before)
 sys.stdout.write(repr(added))
@@ -180,7 +179,7 @@ def test_a_read_below_the_fast_parser_threshold_does_not_import_its_module(
 ) -> None:
     """The threshold lives in plangate.journal.codes: a hook's read of a small journal
     learns it without importing plangate.journal.fast; over it, the module is loaded."""
-    from plangate.journal.codes import FAST_MIN_BYTES_ENV
+    from plangate import tuning
 
     journal = tmp_path / "journal.jsonl"
     journal.write_text('{"type": "user", "message": {"role": "user", "content": "hi"}}\n')
@@ -190,7 +189,7 @@ def test_a_read_below_the_fast_parser_threshold_does_not_import_its_module(
     )
 
     def loaded(threshold: str) -> str:
-        env = {**os.environ, FAST_MIN_BYTES_ENV: threshold}
+        env = {**os.environ, tuning.ENV: tuning.joined(fast_min_bytes=int(threshold))}
         result = subprocess.run(
             [sys.executable, "-c", probe, str(journal)],
             capture_output=True,

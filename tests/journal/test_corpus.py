@@ -187,12 +187,13 @@ def test_every_file_reads_the_same_with_the_compiled_parser(
     path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The ``fast`` extra (msgspec, plangate.journal.fast) gives the same verdict and events."""
-    from plangate.journal.fast import FAST_MIN_BYTES_ENV, MODULE, fast_parser
+    from plangate import tuning
+    from plangate.journal.fast import MODULE, fast_parser
 
-    monkeypatch.setenv(FAST_MIN_BYTES_ENV, "0")
+    monkeypatch.setenv(tuning.ENV, tuning.joined(fast_min_bytes=0))
     assert fast_parser(0) is not None, f"{MODULE} (the fast extra) is not installed"
     fast = read_journal(str(path), full=True)
-    monkeypatch.setenv(FAST_MIN_BYTES_ENV, str(path.stat().st_size + 1))
+    monkeypatch.setenv(tuning.ENV, tuning.joined(fast_min_bytes=path.stat().st_size + 1))
     plain = read_journal(str(path), full=True)
     assert (fast.status, fast.reason, fast.records) == (plain.status, plain.reason, plain.records)
     assert [e.as_dict() for e in fast.events] == [e.as_dict() for e in plain.events]

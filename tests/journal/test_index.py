@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from plangate import tuning
 from plangate.journal import READY, frames, read_journal
 from plangate.journal import index as journal_index
 from plangate.journal import reader as reader_module
@@ -322,7 +323,7 @@ def test_small_journals_are_read_in_full_without_an_index_by_default(
     started_scans: list[int],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.delenv(reader_module.INDEX_MIN_BYTES_ENV)
+    monkeypatch.delenv(tuning.ENV)
     assert reader_module.index_min_bytes() == reader_module.INDEX_MIN_BYTES
     growing = Growing(config_dir, PROJECT, journal.session_id, tmp_path / "index")
     journal.prompt("Start.")
@@ -332,7 +333,7 @@ def test_small_journals_are_read_in_full_without_an_index_by_default(
         assert growing.read(indexed=True).ready
     assert started_scans == [0, 0]
     assert not (tmp_path / "index").exists()
-    monkeypatch.setenv(reader_module.INDEX_MIN_BYTES_ENV, str(growing.path.stat().st_size))
+    monkeypatch.setenv(tuning.ENV, tuning.joined(index_min_bytes=growing.path.stat().st_size))
     growing.read(indexed=True)
     assert (tmp_path / "index").is_dir()
 

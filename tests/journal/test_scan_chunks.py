@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from plangate import tuning
 from plangate.journal import read_journal, scan
-from plangate.journal.fast import FAST_MIN_BYTES_ENV
 from plangate.journal.verdict import Verdict
 from tests import corpus
 
@@ -62,7 +62,8 @@ def _read_in_chunks(path: Path, chunk: int, monkeypatch: pytest.MonkeyPatch) -> 
 def test_any_read_size_finds_the_same_in_every_corpus_journal(
     fast: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(FAST_MIN_BYTES_ENV, "0" if fast == "compiled" else str(10**12))
+    threshold = 0 if fast == "compiled" else 10**12
+    monkeypatch.setenv(tuning.ENV, tuning.joined(fast_min_bytes=threshold))
     rnd = random.Random(9)
     for path in FILES:
         expected = _read_in_chunks(path, scan.CHUNK_BYTES, monkeypatch)
@@ -73,7 +74,7 @@ def test_any_read_size_finds_the_same_in_every_corpus_journal(
 def test_damaged_and_unfinished_journals_read_the_same_in_any_read_size(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(FAST_MIN_BYTES_ENV, "0")
+    monkeypatch.setenv(tuning.ENV, tuning.joined(fast_min_bytes=0))
     rnd = random.Random(10)
     sources = [path for path in FILES if 5_000 < path.stat().st_size < 4 * TINY_MAX]
     assert len(sources) >= 5

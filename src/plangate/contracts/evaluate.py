@@ -30,6 +30,7 @@ from plangate.journal.owners import project_owners
 from plangate.journal.reader import read_journal
 from plangate.journal.settle import Settle
 from plangate.journal.verdict import ERROR, Verdict
+from plangate.tuning import setting
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -76,9 +77,9 @@ def project_dir(payload: dict[str, Any]) -> str:
     return os.path.normpath(project)
 
 
-FOLD_ENV = "PLANGATE_GUARD_FOLD"
-"""``0`` turns the index fold off (the guard's and the contracts'): every read unpacks the
-whole saved session (slower, the same decisions)."""
+FOLD_SETTING = "fold"
+"""``fold=0`` in ``PLANGATE_TUNING`` (:mod:`plangate.tuning`) turns the contracts' index fold
+off: every read unpacks the whole saved session (slower, the same decisions)."""
 INDEX_DIR = "contract-index"
 """The contract hooks' own journal indexes (``<state root>/contract-index``): kept apart from
 the guard's, whose saved fold a read without its tracker must never leave behind. A read
@@ -213,8 +214,8 @@ def read_events(
 
 
 def tracker_for(contracts: list[Contract], cwd: str, project: str) -> Tracker | None:
-    """The index fold for these contracts (None when ``$PLANGATE_GUARD_FOLD`` is ``0``)."""
-    if os.environ.get(FOLD_ENV) == "0":
+    """The index fold for these contracts (None when ``fold`` of ``$PLANGATE_TUNING`` is 0)."""
+    if setting(FOLD_SETTING, 1) == 0:
         return None
     return RunTracker(contracts, cwd, project)
 

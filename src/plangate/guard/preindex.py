@@ -3,8 +3,8 @@ phase entry in a long session is not a cold read.
 
 Most guarded calls are not phase entries and never read the journal. From that fast path,
 :func:`maybe_start` costs one ``stat`` of the journal, and for a journal of at least
-``$PLANGATE_GUARD_PREINDEX_MIN_BYTES`` (default 2 MiB) the read of a 21-byte marker. When the
-journal has grown by ``$PLANGATE_GUARD_PREINDEX_STEP_BYTES`` (default 1 MiB) since the last
+``preindex_min_bytes`` (default 2 MiB) the read of a 21-byte marker. When the journal has
+grown by ``preindex_step_bytes`` (default 1 MiB) since the last
 pre-index of the session (or none ran yet), it starts a detached process
 (:mod:`plangate.hooks.preindex_run`) that makes the read a phase entry makes first, with the
 guard's fold, so that the index it saves carries the fold too, and exits.
@@ -17,7 +17,8 @@ guard's fold, so that the index it saves carries the fold too, and exits.
   interpreter, ``-S``, plangate's folder), with ``os.posix_spawn`` (``subprocess`` stays off
   the hook path), in a session of its own, with stdin, stdout and stderr on ``/dev/null``:
   Claude Code never waits for it.
-- ``$PLANGATE_GUARD_PREINDEX=0`` turns it off. It decides nothing: the child only writes the
+- ``preindex=0`` turns it off (these three are settings of ``$PLANGATE_TUNING``,
+  :mod:`plangate.tuning`). It decides nothing: the child only writes the
   index that every guarded read verifies before using it (:mod:`plangate.journal.index`),
   and every failure, here or in the child, is swallowed.
 
@@ -32,11 +33,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-ENV = "PLANGATE_GUARD_PREINDEX"
-MIN_BYTES_ENV = "PLANGATE_GUARD_PREINDEX_MIN_BYTES"
+SETTING = "preindex"
+MIN_BYTES_SETTING = "preindex_min_bytes"
 MIN_BYTES = 2 * 1024 * 1024
 """Below this a cold phase entry costs little more than one that goes on from an index."""
-STEP_BYTES_ENV = "PLANGATE_GUARD_PREINDEX_STEP_BYTES"
+STEP_BYTES_SETTING = "preindex_step_bytes"
 STEP_BYTES = 1024 * 1024
 """Growth since the last pre-index that starts another: a phase entry parses at most about
 this much (a few milliseconds) beyond the index."""
@@ -61,7 +62,9 @@ def maybe_start(payload: Mapping[str, object]) -> bool:
 
 
 def _maybe_start(payload: Mapping[str, object]) -> bool:
-    if os.environ.get(ENV) == "0":
+    from plangate.tuning import setting
+
+    if setting(SETTING, 1) == 0:
         return False
     journal, session_id = payload.get("transcript_path"), payload.get("session_id")
     if not isinstance(journal, str) or not isinstance(session_id, str):
@@ -69,7 +72,7 @@ def _maybe_start(payload: Mapping[str, object]) -> bool:
     if os.path.basename(journal) != session_id + ".jsonl" or os.sep in session_id:
         return False  # not a journal the guard would index (the reader checks the layout)
     size = os.stat(journal).st_size
-    if size < _bytes(MIN_BYTES_ENV, MIN_BYTES):
+    if size < setting(MIN_BYTES_SETTING, MIN_BYTES):
         return False
     from plangate.locations import journal_index_dir  # only for long sessions
 
@@ -77,11 +80,6 @@ def _maybe_start(payload: Mapping[str, object]) -> bool:
     if not _due(_marked(marker), size):
         return False
     return _start(marker, size, journal, session_id, payload)
-
-
-def _bytes(name: str, default: int) -> int:
-    text = os.environ.get(name, "").strip()
-    return int(text) if text.isascii() and text.isdigit() else default
 
 
 def _marked(marker: str) -> int | None:
@@ -103,7 +101,9 @@ def _parse(data: bytes) -> int | None:
 
 def _due(marked: int | None, size: int) -> bool:
     """A journal that shrank (replaced, rewritten) is due at once."""
-    return marked is None or not 0 <= size - marked < _bytes(STEP_BYTES_ENV, STEP_BYTES)
+    from plangate.tuning import setting
+
+    return marked is None or not 0 <= size - marked < setting(STEP_BYTES_SETTING, STEP_BYTES)
 
 
 def _start(

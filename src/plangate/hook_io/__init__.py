@@ -5,8 +5,7 @@
   (:func:`~plangate.hook_io.runtime.run_process`);
 - :mod:`.payload_scan`: reading only the fields a decision needs from a payload too large
   to parse whole;
-- :mod:`.code_cache`: plangate's compiled modules in one file, for a quicker start, and
-  :mod:`.code_cache_write`, which writes it after a hook has answered.
+- :mod:`.trace`: the one line each hook call leaves for ``plangate audit``.
 
 The entry modules that Claude Code starts live in :mod:`plangate.hooks`, on top.
 """

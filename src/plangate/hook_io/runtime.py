@@ -123,9 +123,6 @@ def run_process(main: Callable[[], int], defer: bool = True) -> NoReturn:
     _flush(sys.stderr)
     if kept is not None:
         trace.record(kept[0], kept[1], code, main.__module__, began)
-    from plangate.hook_io import code_cache
-
-    code_cache.after_answer()
     if deferred.pending():
         _detach()
     os._exit(code)

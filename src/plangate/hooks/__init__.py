@@ -6,5 +6,5 @@ library and plangate's own hook-path modules; ``tests/hooks/test_imports.py`` ch
 
 In a process started as hooks are registered (``python -S -c '...' ROOT``,
 :func:`plangate.hook_registry.hook_command`), importing ``plangate`` first takes the working
-folder off ``sys.path`` and installs the hook code cache (``plangate/__init__.py``).
+folder off ``sys.path`` (``plangate/__init__.py``).
 """

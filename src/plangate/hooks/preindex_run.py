@@ -43,21 +43,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _close_others(keep: int) -> None:
-    """Hold no descriptor of the hook's besides the lock and the hook code cache's file
-    (Claude Code's pipes are already replaced by ``/dev/null``). The cache reads each module
-    it serves from its open file, so closing it would fail every later plangate import."""
-    low = 3
-    for descriptor in sorted({keep, *_code_cache_descriptor()}):
-        os.closerange(low, descriptor)
-        low = descriptor + 1
-    os.closerange(low, DESCRIPTORS_MAX)
-
-
-def _code_cache_descriptor() -> list[int]:
-    from plangate.hook_io import code_cache
-
-    cache = code_cache.installed()
-    return [cache.fd] if cache is not None and cache.fd >= 3 else []
+    """Hold no descriptor of the hook's besides the lock (Claude Code's pipes are already
+    replaced by ``/dev/null``)."""
+    os.closerange(3, keep)
+    os.closerange(keep + 1, DESCRIPTORS_MAX)
 
 
 def _read(journal: str, session_id: str, cwd: str, tool_use_id: str) -> None:

@@ -5,7 +5,7 @@ The guard (seed 000) names the same codes; :mod:`plangate.guard` gives each its 
 
 from __future__ import annotations
 
-import os
+from plangate.tuning import setting
 
 TOO_LARGE = "too_large"
 """One complete record is over the 32 MiB record limit."""
@@ -50,18 +50,18 @@ ERROR_STATUS_REASONS = frozenset(
 RECORD_MAX_BYTES = 32 * 1024 * 1024
 RETAINED_MAX_BYTES = 32 * 1024 * 1024
 
-FAST_MIN_BYTES_ENV = "PLANGATE_JOURNAL_FAST_MIN_BYTES"
+FAST_MIN_BYTES_SETTING = "fast_min_bytes"
+"""Its name in ``PLANGATE_TUNING`` (:mod:`plangate.tuning`)."""
 FAST_MIN_BYTES = 16 * 1024 * 1024
 """Below this the compiled parser's import (about 15-30 ms: msgspec brings `typing` and
 more) costs more than the parse saves (about 1.5 ms per megabyte): :mod:`.fast`."""
 
 
 def fast_min_bytes() -> int:
-    """How many bytes a read must parse to use the compiled parser:
-    ``$PLANGATE_JOURNAL_FAST_MIN_BYTES``, else :data:`FAST_MIN_BYTES`. Kept here, so that a
-    read of a smaller journal does not import :mod:`.fast` to learn it."""
-    configured = os.environ.get(FAST_MIN_BYTES_ENV, "")
-    return int(configured) if configured.isdigit() else FAST_MIN_BYTES
+    """How many bytes a read must parse to use the compiled parser: ``fast_min_bytes`` of
+    ``$PLANGATE_TUNING``, else :data:`FAST_MIN_BYTES`. Kept here, so that a read of a
+    smaller journal does not import :mod:`.fast` to learn it."""
+    return setting(FAST_MIN_BYTES_SETTING, FAST_MIN_BYTES)
 
 
 def unrecognized(detail: str) -> str:

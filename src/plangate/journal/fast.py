@@ -7,7 +7,7 @@ parsers that return the same Python values: it checks the JSON of every byte, ke
 of any size exactly (orjson turns those past 64 bits into floats; pysimdjson's lazy values
 are no dicts) and decodes into typed structs. It is imported only when a read
 has at least :data:`FAST_MIN_BYTES` to parse, where it repays its import; without it, or
-with ``$PLANGATE_JOURNAL_FAST_MIN_BYTES`` above the journal's size, the standard library
+with ``fast_min_bytes`` of ``$PLANGATE_TUNING`` above the journal's size, the standard library
 reads alone. Lines it rejects go to the standard library, which gives the verdict
 (:func:`plangate.journal.scan.parse_line`), so verdicts never depend on it.
 """
@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import sys
 
-from plangate.journal.codes import FAST_MIN_BYTES, FAST_MIN_BYTES_ENV, fast_min_bytes
+from plangate.journal.codes import FAST_MIN_BYTES, FAST_MIN_BYTES_SETTING, fast_min_bytes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ OPTIONAL = "typing_extensions"
 
 __all__ = [
     "FAST_MIN_BYTES",
-    "FAST_MIN_BYTES_ENV",
+    "FAST_MIN_BYTES_SETTING",
     "MODULE",
     "OPTIONAL",
     "fast_min_bytes",

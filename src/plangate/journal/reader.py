@@ -37,6 +37,7 @@ from plangate.journal.records import Record
 from plangate.journal.reload import clean_bash_results, reload_records, reloader
 from plangate.journal.scan import Prefix, Scan, ScanRefusal, digest_of, scan
 from plangate.journal.verdict import ERROR, MISSING, READY, Verdict
+from plangate.tuning import setting
 
 __all__ = ["ERROR", "MISSING", "READY", "Verdict", "read_journal"]
 
@@ -47,7 +48,8 @@ if TYPE_CHECKING:
     from plangate.journal import index as journal_index
     from plangate.journal.window import Tracker
 
-INDEX_MIN_BYTES_ENV = "PLANGATE_JOURNAL_INDEX_MIN_BYTES"
+INDEX_MIN_BYTES_SETTING = "index_min_bytes"
+"""Its name in ``PLANGATE_TUNING`` (:mod:`plangate.tuning`)."""
 INDEX_MIN_BYTES = 512 * 1024
 """Smaller journals are read in full: that is quicker than loading and saving an index."""
 
@@ -156,11 +158,10 @@ def _name_compaction_loop(verdict: Verdict, fd: int) -> None:
 
 
 def index_min_bytes() -> int:
-    """The journal size from which hook reads use the index: ``$PLANGATE_JOURNAL_INDEX_MIN_BYTES``
-    (the test suite sets 0, so that every hook read of its small journals goes through the
-    index), else :data:`INDEX_MIN_BYTES`."""
-    configured = os.environ.get(INDEX_MIN_BYTES_ENV, "")
-    return int(configured) if configured.isdigit() else INDEX_MIN_BYTES
+    """The journal size from which hook reads use the index: ``index_min_bytes`` of
+    ``$PLANGATE_TUNING`` (the test suite sets 0, so that every hook read of its small
+    journals goes through the index), else :data:`INDEX_MIN_BYTES`."""
+    return setting(INDEX_MIN_BYTES_SETTING, INDEX_MIN_BYTES)
 
 
 def _fast_parser(to_parse: int) -> Callable[[bytes | memoryview, bool], object] | None:

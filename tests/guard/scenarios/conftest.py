@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from plangate.journal.reader import INDEX_MIN_BYTES_ENV as INDEX_MIN_ENV
+from plangate import tuning
 from testkit.session import Call, HookOutcome, Message, SimulatedSession, install
 from tests.guard.scenarios.in_process import decide_in_process
 
@@ -344,8 +344,9 @@ def _index_every_journal(session: SimulatedSession) -> None:
 
     def environ(overrides: Mapping[str, str | None] | None = None) -> dict[str, str]:
         env = original(overrides)
-        if INDEX_MIN_ENV not in (overrides or {}):
-            env[INDEX_MIN_ENV] = "0"
+        found = tuning.settings(env.get(tuning.ENV, ""))
+        found.setdefault("index_min_bytes", 0)
+        env[tuning.ENV] = tuning.joined("", **found)
         return env
 
     session.environ = environ  # type: ignore[method-assign]

@@ -23,12 +23,12 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from plangate import tuning
 from plangate.guard import calls, world
 from plangate.guard.evaluate import evaluate
 from plangate.hook_io.protocol import PAYLOAD_MAX_BYTES
 from plangate.hook_io.runtime import run_hook
 from plangate.hooks import pre_tool_use
-from plangate.journal.reader import INDEX_MIN_BYTES_ENV
 from testkit.session import SimulatedSession
 from testkit.session.hooks import HookRun
 
@@ -129,7 +129,7 @@ class InProcessHooks:
         entry = log[-1]
         if entry.get("code") == "hook_input" or payload.get("agent_id") is not None:
             return
-        os.environ[INDEX_MIN_BYTES_ENV] = str(1 << 40)
+        os.environ[tuning.ENV] = tuning.joined(index_min_bytes=1 << 40)
         world.DEFAULT = FakeClock()
         cold = evaluate(json.loads(json.dumps(payload)), call)
         ours = (_base(entry.get("code")), entry.get("path"))
