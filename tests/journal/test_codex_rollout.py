@@ -1,0 +1,180 @@
+"""Codex CLI's session history (:mod:`plangate.journal.codex`): the person's turns, the
+model's calls and their outputs in order, bounded, tolerant of a line being written, and
+refused with a code for what it does not know. The lines are built here in the shapes Codex
+0.171.0 writes (recorded against the stand-in: session_meta, the harness's own user messages,
+``item_completed`` ``UserMessage``, ``exec_command`` and ``apply_patch`` calls and outputs,
+the model's message); tests/e2e/test_codex_rollout.py reads real ones."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from plangate.journal import codes
+from plangate.journal.codex import read_rollout
+from plangate.journal.events import AssistantText, HumanTurn, ToolResult, ToolUse
+from plangate.journal.verdict import ERROR, MISSING, READY
+
+SESSION = "01a24813-9797-7ef2-94de-d32a3424092d"
+PATCH = "*** Begin Patch\n*** Add File: src/greet.py\n+def greet():\n+    return 1\n*** End Patch\n"
+
+
+class Rollout:
+    """A rollout's lines, written as Codex writes them."""
+
+    def __init__(self, session: str = SESSION) -> None:
+        self.lines: list[dict[str, Any]] = []
+        self.line("session_meta", id=session, cwd="/p", cli_version="0.171.0", source="exec")
+        self.event("task_started")
+        self.item("message", role="developer", content=[{"type": "input_text", "text": "x"}])
+        context = "<environment_context>\n  <cwd>/p</cwd>\n</environment_context>"
+        self.item("message", role="user", content=[{"type": "input_text", "text": context}])
+        self.line("turn_context", cwd="/p")
+
+    def line(self, kind: str, **payload: Any) -> None:
+        stamp = f"2026-12-05T21:19:{len(self.lines):02d}.000Z"
+        self.lines.append(
+            {"timestamp": stamp, "ordinal": len(self.lines), "type": kind, "payload": payload}
+        )
+
+    def event(self, kind: str, **payload: Any) -> None:
+        self.line("event_msg", type=kind, **payload)
+
+    def item(self, kind: str, **payload: Any) -> None:
+        self.line("response_item", type=kind, **payload)
+
+    def person(self, text: str) -> None:
+        self.item("message", role="user", content=[{"type": "input_text", "text": text}])
+        user = {"type": "UserMessage", "id": "u", "content": [{"type": "text", "text": text}]}
+        self.event("item_completed", item=user)
+
+    def shell(self, call: str, command: str, output: str) -> None:
+        self.item(
+            "function_call",
+            name="exec_command",
+            arguments=json.dumps({"cmd": command}),
+            call_id=call,
+        )
+        self.item("function_call_output", call_id=call, output=output)
+
+    def patch(self, call: str, text: str) -> None:
+        self.item("custom_tool_call", name="apply_patch", input=text, call_id=call)
+        self.item("custom_tool_call_output", call_id=call, output="Exit code: 0")
+
+    def say(self, text: str) -> None:
+        self.item("message", role="assistant", content=[{"type": "output_text", "text": text}])
+
+    def data(self) -> bytes:
+        return b"".join(json.dumps(line).encode() + b"\n" for line in self.lines)
+
+    def write(self, folder: Path, tail: bytes = b"") -> str:
+        path = folder / f"rollout-2026-12-05T21-19-33-{SESSION}.jsonl"
+        path.write_bytes(self.data() + tail)
+        return str(path)
+
+
+def test_turns_calls_and_outputs_in_order(tmp_path: Path) -> None:
+    rollout = Rollout()
+    rollout.person("write the greeting please")
+    rollout.shell("call_1", "echo hi > out.txt", "Process exited with code 0")
+    rollout.patch("call_2", PATCH)
+    rollout.say("All done.")
+    verdict = read_rollout(rollout.write(tmp_path), session_id=SESSION)
+    assert verdict.status == READY and verdict.claude_code_version == "0.171.0"
+    kinds = [
+        (type(e).__name__, getattr(e, "text", None) or getattr(e, "name", None))
+        for e in verdict.events
+    ]
+    assert kinds == [
+        ("HumanTurn", "write the greeting please"),
+        ("ToolUse", "Bash"),
+        ("ToolResult", "Process exited with code 0"),
+        ("ToolUse", "apply_patch"),
+        ("ToolResult", "Exit code: 0"),
+        ("AssistantText", "All done."),
+    ]
+    shell, patch = [e for e in verdict.events if isinstance(e, ToolUse)]
+    assert (shell.tool_use_id, shell.input) == ("call_1", {"command": "echo hi > out.txt"})
+    assert (patch.tool_use_id, patch.input) == ("call_2", {"command": PATCH})
+    assert [e.order for e in verdict.events] == list(range(6))
+
+
+def test_the_harness_messages_and_a_stop_hooks_prompt_are_no_persons_turn(
+    tmp_path: Path,
+) -> None:
+    rollout = Rollout()
+    rollout.person("go")
+    rollout.say("Stopping.")
+    held = '<hook_prompt hook_run_id="stop:4:/h/hooks.json">approve requirements</hook_prompt>'
+    rollout.item("message", role="user", content=[{"type": "input_text", "text": held}])
+    rollout.event("item_completed", item={"type": "HookPrompt", "id": "h"})
+    verdict = read_rollout(rollout.write(tmp_path))
+    assert [e.text for e in verdict.events if isinstance(e, HumanTurn)] == ["go"]
+    assert isinstance(verdict.events[-1], AssistantText)
+
+
+def test_a_line_being_written_is_left_for_the_next_read(tmp_path: Path) -> None:
+    rollout = Rollout()
+    rollout.person("go")
+    path = rollout.write(tmp_path, tail=b'{"timestamp":"2026-12-05T21:19:59.000Z","type":"resp')
+    verdict = read_rollout(path)
+    assert verdict.status == READY and len(verdict.events) == 1
+
+
+@pytest.mark.parametrize(
+    ("damage", "code"),
+    [
+        ("not json", codes.MALFORMED),
+        ("first line", codes.unrecognized("first_line:event_msg")),
+        ("unknown line", codes.unrecognized("line:surprise")),
+        ("rolled back", codes.unrecognized("event:thread_rolled_back")),
+        ("call without id", codes.MALFORMED),
+    ],
+)
+def test_what_it_does_not_know_is_refused_with_a_code(
+    tmp_path: Path, damage: str, code: str
+) -> None:
+    rollout = Rollout()
+    rollout.person("go")
+    if damage == "first line":
+        del rollout.lines[0]
+    elif damage == "unknown line":
+        rollout.line("surprise")
+    elif damage == "rolled back":
+        rollout.event("thread_rolled_back", num_turns=1)
+    elif damage == "call without id":
+        rollout.item("function_call", name="exec_command", arguments="{}")
+    tail = b"{not json\n" if damage == "not json" else b""
+    verdict = read_rollout(rollout.write(tmp_path, tail=tail))
+    assert (verdict.status, verdict.reason) == (ERROR, code), verdict.detail
+    assert verdict.events == []
+
+
+def test_another_session_and_a_missing_file(tmp_path: Path) -> None:
+    path = Rollout().write(tmp_path)
+    verdict = read_rollout(path, session_id="someone-else")
+    assert (verdict.status, verdict.reason) == (ERROR, codes.IDENTITY)
+    assert read_rollout(str(tmp_path / "none.jsonl")).status == MISSING
+
+
+def test_a_history_over_the_read_limit_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(codes, "RETAINED_MAX_BYTES", 1024)
+    rollout = Rollout()
+    for number in range(20):
+        rollout.shell(f"call_{number}", "true", "x" * 100)
+    verdict = read_rollout(rollout.write(tmp_path))
+    assert (verdict.status, verdict.reason) == (ERROR, codes.OVERSIZED_INVOCATION)
+
+
+def test_outputs_keep_their_calls_ids(tmp_path: Path) -> None:
+    rollout = Rollout()
+    rollout.person("go")
+    rollout.shell("call_9", "ls", "a\nb")
+    verdict = read_rollout(rollout.write(tmp_path))
+    (result,) = [e for e in verdict.events if isinstance(e, ToolResult)]
+    assert (result.tool_use_id, result.is_error) == ("call_9", False)
