@@ -4,11 +4,9 @@ is always inside the window (the decision never needs a record before it)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from plangate.guard.fold import BAD, OK, WAITING, window_start
+from plangate.guard.fold import BAD, OK, WAITING, Init, window_start
 from plangate.guard.world import OS
 
 P = ["/p/plan.md", "/p/.plangate/tmp/autoplan/plan-restore-1.md"]
@@ -16,8 +14,8 @@ Q = ["/p/other.md", "/p/.plangate/tmp/autoplan/other-restore-1.md"]
 TURNS = [0, 10, 20, 30, 40]
 
 
-def init(at: int, plans: list[str], status: str = OK) -> list[Any]:
-    return [at, plans, f"toolu_{at}", status]
+def init(at: int, plans: list[str], status: str = OK) -> Init:
+    return Init(at, plans, f"toolu_{at}", status)
 
 
 @pytest.mark.parametrize(
@@ -33,5 +31,5 @@ def init(at: int, plans: list[str], status: str = OK) -> list[Any]:
         ([init(12, P), init(32, Q, BAD)], 30),  # the last init decides (it fails: a refusal)
     ],
 )
-def test_the_window_holds_every_init_that_can_bind(inits: list[list[Any]], start: int) -> None:
+def test_the_window_holds_every_init_that_can_bind(inits: list[Init], start: int) -> None:
     assert window_start(TURNS, inits, OS) == start

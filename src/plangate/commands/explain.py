@@ -17,6 +17,7 @@ from plangate import markdown
 from plangate.errors import ExitCodes
 from plangate.gates.errors import REMEDIES as GATE_REMEDIES
 from plangate.guard import reasons
+from plangate.journal import codes
 
 PAGE = "troubleshooting.md"
 EXIT_UNKNOWN = 1
@@ -79,16 +80,16 @@ def explain(code: str, out: TextIO, err: TextIO | None = None) -> int:
     if wanted in reasons.SEED_CODES_NOT_RAISED and wanted in found:
         out.write(found[wanted])
         return 0
-    if not reasons.is_known(wanted) or reasons.base_code(wanted) not in found:
+    if not reasons.is_known(wanted) or codes.base_code(wanted) not in found:
         sink = err if err is not None else out
         sink.write(f"plangate explain: unknown code {code!r}. Known codes:\n")
         for disposition in reasons.DISPOSITIONS:
             names = [c for c in reasons.KNOWN_CODES if reasons.disposition(c) == disposition]
-            shown = [f"{c}:<detail>" if c == reasons.UNRECOGNIZED_SHAPE else c for c in names]
+            shown = [f"{c}:<detail>" if c == codes.UNRECOGNIZED_SHAPE else c for c in names]
             sink.write(f"  {disposition}: {', '.join(shown)}\n")
         sink.write(f"  skill gates: {', '.join(GATE_REMEDIES)}\n")
         return EXIT_UNKNOWN
-    base = reasons.base_code(wanted)
+    base = codes.base_code(wanted)
     out.write(found[base])
     if base != wanted:
         out.write(f"\n(You asked about `{wanted}`.)\n")

@@ -57,6 +57,9 @@ The change time cannot be set back by a process (a write in place with the old s
 ``mtime`` restored still moves it), so a file whose content changed always differs."""
 
 Entry = list[object]  # [size, mtime_ns, ctime_ns, inode, mode, digest or None]
+MODE, DIGEST = 4, 5
+"""Where an :data:`Entry` keeps the mode and the digest. Entries stay plain lists, as saved:
+a snapshot has one per project file, loaded at every phase entry and final stop."""
 
 
 class Unlisted(Exception):
@@ -311,11 +314,11 @@ def changes(project: str, before: Snapshot, state_root: str | None = None) -> li
         now = _measure(info)
         if now == old[:MEASURED]:
             continue
-        if now[4] != old[4]:
+        if now[MODE] != old[MODE]:
             changed.append(name)  # its mode
             continue
         new = digest(path, info)
-        if new is None or new != old[5]:
+        if new is None or new != old[DIGEST]:
             changed.append(name)
     changed.extend(name for name in before.entries if name not in seen)  # deleted, unlisted
     added = (

@@ -15,7 +15,9 @@ folds the owned records into that state, in causal order, one record at a time:
 
 There is one fold and one way to read it. A cold read is the fold from record 0 (the reader
 runs it as it reads, or :meth:`GuardTracker.select` does); an indexed read continues the
-state the journal index saved (:mod:`plangate.journal.window`). Either way the decision gets
+state the journal index saved (:mod:`plangate.journal.window`). The state is a
+:class:`GuardState`, saved in the index as a dict of plain values (:meth:`GuardState.dump`,
+:meth:`GuardState.load`: the one place that knows its keys). Either way the decision gets
 a :class:`~.observe.Chain`: the state's facts and the window's events, in full. Standard library
 and plangate only (hook path).
 """
@@ -41,14 +43,128 @@ if TYPE_CHECKING:
     from plangate.guard.world import World
     from plangate.journal.window import Reload
 
-VERSION = 4
+VERSION = 5
+"""Of the fold's saved state (:attr:`GuardTracker.key`). 5: an init answered in a later read
+is saved with its status (version 4 changed it in memory only, so the index kept it waiting)."""
 OK, BAD, WAITING = "ok", "bad", "waiting"
 """How an init's result looked in the light events: a success printing JSON, anything else
 (an error, a second result, other output), none yet."""
 
 
+class Init:
+    """A literal init the fold saw: its position, the plans it names (:func:`plans_of`), its
+    call id and how its result looked (:data:`OK`, :data:`BAD`, :data:`WAITING`). Saved as
+    the list ``[at, plans, call, status]`` (:meth:`dump`)."""
+
+    __slots__ = ("at", "plans", "call", "status")
+
+    def __init__(self, at: int, plans: list[str], call: str, status: str = WAITING) -> None:
+        self.at = at
+        self.plans = plans
+        self.call = call
+        self.status = status
+
+    def dump(self) -> list[Any]:
+        return [self.at, self.plans, self.call, self.status]
+
+    @classmethod
+    def load(cls, saved: Sequence[Any]) -> Init:
+        at, plans, call, status = saved
+        return cls(at, plans, call, status)
+
+    def __repr__(self) -> str:
+        return f"Init{tuple(self.dump())!r}"
+
+
+class GuardState:
+    """The fold's state after the first ``count`` owned records.
+
+    The journal index saves it as a dict (:meth:`dump`; :meth:`load` reads it back), with
+    one key per attribute: the index's frames save what each key added
+    (:mod:`plangate.journal.frames`), so the lists only grow where they can."""
+
+    __slots__ = (
+        *("count", "disarm", "snapshots", "turns", "inits", "chosen", "bash"),
+        *("uses", "orphans", "noted", "ran", "pending", "repeated", "cut"),
+    )
+
+    def __init__(self) -> None:
+        self.count = 0  # how many owned records are folded in
+        self.disarm = Disarm()  # the Disarm fold after them
+        # The Disarm fold before each human turn from the cut on, as dumped.
+        self.snapshots: dict[int, Any] = {0: Disarm().dump()}
+        self.turns: list[int] = []  # the positions of human turns from the cut on
+        self.inits: list[Init] = []  # every literal init of this installation
+        self.chosen: list[int] = []  # records with a plangate Bash call or its result
+        self.bash = Ordered([])  # the ids of plangate Bash calls
+        self.uses, self.orphans = Joined(), Joined()  # call ids; result ids with no call (yet)
+        # The ids task notifications name; the messages whose calls have a result.
+        self.noted, self.ran = Joined(), Joined()
+        self.pending: dict[str, str | None] = {}  # calls without a result: id to message id
+        self.repeated = False  # some call id came twice
+        self.cut: int | None = None  # where the window begins (window_start); None at first
+
+    def window(self) -> tuple[int, list[int]] | None:
+        """:meth:`GuardTracker.window` of this state."""
+        return _window(self.cut, self.snapshots, self.chosen)
+
+    def dump(self) -> dict[str, Any]:
+        """The saved form: a dict of lists, strings and numbers (:mod:`marshal` writes it)."""
+        return {
+            "count": self.count,
+            "disarm": self.disarm.dump(),
+            "snapshots": dict(self.snapshots),
+            "turns": list(self.turns),
+            "inits": [init.dump() for init in self.inits],
+            "chosen": list(self.chosen),
+            "bash": list(self.bash.items),
+            "uses": self.uses.text,
+            "orphans": self.orphans.text,
+            "noted": self.noted.text,
+            "ran": self.ran.text,
+            "pending": dict(self.pending),
+            "repeated": self.repeated,
+            "cut": self.cut,
+        }
+
+    @classmethod
+    def load(cls, saved: dict[str, Any]) -> GuardState:
+        """The state :meth:`dump` saved (its lists and dicts copied: a fold changes the
+        state in place, never the saved value)."""
+        state = cls()
+        state.count = saved["count"]
+        state.disarm = Disarm.load(saved["disarm"])
+        state.snapshots = dict(saved["snapshots"])
+        state.turns = list(saved["turns"])
+        state.inits = [Init.load(init) for init in saved["inits"]]
+        state.chosen = list(saved["chosen"])
+        state.bash = Ordered(saved["bash"])
+        state.uses, state.orphans = Joined(saved["uses"]), Joined(saved["orphans"])
+        state.noted, state.ran = Joined(saved["noted"]), Joined(saved["ran"])
+        state.pending = dict(saved["pending"])
+        state.repeated = saved["repeated"]
+        state.cut = saved["cut"]
+        return state
+
+    @staticmethod
+    def saved_window(saved: dict[str, Any]) -> tuple[int, list[int]] | None:
+        """:meth:`window` of a saved state, without loading the rest of it."""
+        return _window(saved["cut"], saved["snapshots"], saved["chosen"])
+
+
+def _window(
+    cut: int | None, snapshots: dict[int, Any], chosen: list[int]
+) -> tuple[int, list[int]] | None:
+    if cut is None or cut not in snapshots:
+        return None  # a turn whose fold was not kept
+    return cut, [at for at in chosen if at < cut]
+
+
 class GuardTracker(Tracker):
-    """The fold, for one installation (its plangate executable names the literal inits)."""
+    """The fold, for one installation (its plangate executable names the literal inits).
+
+    As a :class:`~plangate.journal.window.Tracker` its state is the saved form the journal
+    index keeps (:meth:`GuardState.dump`); the fold itself works on a :class:`GuardState`."""
 
     def __init__(self, installation: Installation, journal: str) -> None:
         self.installation = installation
@@ -56,54 +172,36 @@ class GuardTracker(Tracker):
         # another installation's plangate (it names the literal inits), starts anew.
         self.key = f"guard-{VERSION}:{__version__}:{installation.plangate}"
         self.journal = journal
-        self.last: tuple[int, list[Record], dict[str, Any]] | None = None
-        self.selected: tuple[list[Record], dict[str, Any]] | None = None
+        self.last: tuple[int, list[Record], GuardState] | None = None
+        self.selected: tuple[list[Record], GuardState] | None = None
 
     def start(self) -> dict[str, Any]:
-        return {
-            "count": 0,
-            "disarm": Disarm().dump(),
-            "snapshots": {0: Disarm().dump()},
-            "turns": [],
-            "inits": [],
-            "chosen": [],
-            "bash": [],
-            "uses": Joined().text,
-            "orphans": Joined().text,
-            "noted": Joined().text,
-            "ran": Joined().text,
-            "pending": {},
-            "repeated": False,
-            "cut": None,
-        }
+        return GuardState().dump()
 
     def fold(
         self, state: dict[str, Any], position: int, records: list[Record], reload: Reload
     ) -> dict[str, Any] | None:
-        folded, storable = self.folded(state, position, records, reload)
-        if folded is None or not storable:
+        if state.get("count") != position:
+            return None
+        folded, storable = self.folded(GuardState.load(state), position, records, reload)
+        if not storable:
             return None  # an id the joined sets cannot hold
         self.last = (position, records, folded)
-        return folded
+        return folded.dump()
 
     def folded(
-        self, state: dict[str, Any], position: int, records: list[Record], reload: Reload
-    ) -> tuple[dict[str, Any] | None, bool]:
-        """The fold itself: the state after ``records`` (the first at ``position``), and
-        whether the saved form can hold it."""
-        if state.get("count") != position:
-            return None, True
-        disarm = Disarm.load(state["disarm"])
-        snapshots: dict[int, Any] = state["snapshots"]
-        turns: list[int] = state["turns"]
-        inits: list[list[Any]] = state["inits"]
-        chosen: list[int] = state["chosen"]
-        bash = Ordered(state["bash"])
-        uses, orphans = Joined(state["uses"]), Joined(state["orphans"])
-        noted, ran = Joined(state["noted"]), Joined(state["ran"])
-        pending: dict[str, str | None] = state["pending"]
-        repeated: bool = state["repeated"]
-        waiting: dict[str, list[Any]] = {entry[2]: entry for entry in inits}
+        self, state: GuardState, position: int, records: list[Record], reload: Reload
+    ) -> tuple[GuardState, bool]:
+        """The fold itself: ``state`` (after the records before ``position``) once
+        ``records`` are folded in, changed in place, and whether the saved form can hold
+        it."""
+        assert state.count == position
+        disarm, snapshots, turns = state.disarm, state.snapshots, state.turns
+        inits, chosen, bash = state.inits, state.chosen, state.bash
+        uses, orphans, noted, ran = state.uses, state.orphans, state.noted, state.ran
+        pending = state.pending
+        repeated = state.repeated
+        waiting = {init.call: init for init in inits}
         storable = True
         for offset, record in enumerate(records):
             at = position + offset
@@ -118,9 +216,9 @@ class GuardTracker(Tracker):
                 arguments = disarm.step(event, self.installation)
                 if arguments is not None:
                     assert isinstance(event, ToolUse)  # an init's call
-                    entry = [at, plans_of(arguments), event.tool_use_id, WAITING]
-                    inits.append(entry)
-                    waiting[event.tool_use_id] = entry
+                    made = Init(at, plans_of(arguments), event.tool_use_id)
+                    inits.append(made)
+                    waiting[made.call] = made
             for event in events:
                 if isinstance(event, ToolUse):
                     use, message = event.tool_use_id, event.message_id
@@ -141,34 +239,20 @@ class GuardTracker(Tracker):
                         storable = ran.add(message) and storable
                     init = waiting.get(result)
                     if init is not None:
-                        fine = init[3] == WAITING and not event.is_error
-                        init[3] = OK if fine and event.text_starts_json else BAD
+                        fine = init.status == WAITING and not event.is_error
+                        init.status = OK if fine and event.text_starts_json else BAD
                 elif isinstance(event, TaskNotification):
                     storable = noted.add(event.tool_use_id) and storable
         cut = window_start(turns, inits, self.installation.world)
-        kept = {at: dumped for at, dumped in snapshots.items() if at >= cut}
-        return {
-            "count": position + len(records),
-            "disarm": disarm.dump(),
-            "snapshots": kept,
-            "turns": [at for at in turns if at >= cut],
-            "inits": inits,
-            "chosen": chosen,
-            "bash": bash.items,
-            "uses": uses.text,
-            "orphans": orphans.text,
-            "noted": noted.text,
-            "ran": ran.text,
-            "pending": pending,
-            "repeated": repeated,
-            "cut": cut,
-        }, storable
+        state.count = position + len(records)
+        state.snapshots = {at: dumped for at, dumped in snapshots.items() if at >= cut}
+        state.turns = [at for at in turns if at >= cut]
+        state.repeated = repeated
+        state.cut = cut
+        return state, storable
 
     def window(self, state: dict[str, Any]) -> tuple[int, list[int]] | None:
-        cut = state["cut"]
-        if cut is None or cut not in state["snapshots"]:
-            return None  # a turn whose fold was not kept
-        return cut, [at for at in state["chosen"] if at < cut]
+        return GuardState.saved_window(state)
 
     def select(self, ordered: list[Record]) -> list[Record]:
         """The reader's selection on a read that did not continue a saved window (a cold
@@ -176,15 +260,15 @@ class GuardTracker(Tracker):
         the reader just made it of exactly these records. The records returned are reloaded
         in full, and :func:`~.observe.chain_of` reads the window from them."""
         state = self._reused(ordered)
-        if state is None or self.window(state) is None:
+        if state is None or state.window() is None:
             state = self._fold_from_start(ordered)
         self.selected = (ordered, state)
-        plan = self.window(state)
+        plan = state.window()
         assert plan is not None  # a fold from record 0 keeps the cut's snapshot
         cut, earlier = plan
         return [ordered[at] for at in earlier] + ordered[cut:]
 
-    def _fold_from_start(self, ordered: list[Record]) -> dict[str, Any]:
+    def _fold_from_start(self, ordered: list[Record]) -> GuardState:
         from plangate.journal.reload import reloader  # a record too large for the index
 
         try:
@@ -192,16 +276,15 @@ class GuardTracker(Tracker):
         except OSError:
             # Gone since the reader opened it (a deleted session): the light events, where
             # only a Bash call of over 4 KiB before the window is folded without its input.
-            state, _ = self.folded(self.start(), 0, ordered, lambda record: record.events)
+            state, _ = self.folded(GuardState(), 0, ordered, lambda record: record.events)
         else:
             try:
-                state, _ = self.folded(self.start(), 0, ordered, reloader(descriptor, {}))
+                state, _ = self.folded(GuardState(), 0, ordered, reloader(descriptor, {}))
             finally:
                 os.close(descriptor)
-        assert state is not None
         return state
 
-    def _reused(self, ordered: list[Record]) -> dict[str, Any] | None:
+    def _reused(self, ordered: list[Record]) -> GuardState | None:
         if self.last is None:
             return None
         position, records, state = self.last
@@ -265,7 +348,7 @@ class Ordered:
             self.items.append(item)
 
 
-def window_start(turns: list[int], inits: list[list[Any]], world: World) -> int:
+def window_start(turns: list[int], inits: list[Init], world: World) -> int:
     """The window's first position: the last human turn (``turns``, ascending) at or before
     the first init of the trailing run that can hold the binding.
 
@@ -275,11 +358,11 @@ def window_start(turns: list[int], inits: list[list[Any]], world: World) -> int:
     init that binds (:func:`plangate.guard.invocation.bind`) is always inside the window."""
     earliest = -1
     if inits:
-        earliest, plans = inits[-1][0], inits[-1][1]
-        for at, other, _, status in reversed(inits[:-1]):
-            if status == OK and not same_plans(other, plans, world):
+        earliest, plans = inits[-1].at, inits[-1].plans
+        for init in reversed(inits[:-1]):
+            if init.status == OK and not same_plans(init.plans, plans, world):
                 break
-            earliest = at
+            earliest = init.at
     start = 0
     for position in turns:
         if earliest >= 0 and position > earliest:

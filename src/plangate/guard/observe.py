@@ -21,19 +21,17 @@ event, and the window is taken from them as the fold's selection named it.
 
 from __future__ import annotations
 
+from plangate.guard.fold import GuardState
 from plangate.guard.invocation import Disarm
 from plangate.guard.world import OS, World
 from plangate.journal import codes
 from plangate.journal.events import Event, ToolUse
-from plangate.journal.joined import Joined
 from plangate.journal.reader import Verdict
 from plangate.journal.scan import Prefix
 from plangate.journal.settle import Settle
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
     from plangate.guard.fold import GuardTracker
 
 DEADLINE_SECONDS = 2.0
@@ -165,14 +163,15 @@ class Chain:
         "_snapshot",
     )
 
-    def __init__(self, events: list[Event], start: int, state: dict[str, Any]) -> None:
+    def __init__(self, events: list[Event], start: int, state: GuardState) -> None:
+        assert state.cut is not None  # a state that names a window
         self.events = events
         self.start = start
-        self.uses, self.orphans = Joined(state["uses"]), Joined(state["orphans"])
-        self.noted, self.ran = Joined(state["noted"]), Joined(state["ran"])
-        self.pending: dict[str, str | None] = state["pending"]
-        self.repeated: bool = state["repeated"]
-        self._snapshot = state["snapshots"][state["cut"]]
+        self.uses, self.orphans = state.uses, state.orphans
+        self.noted, self.ran = state.noted, state.ran
+        self.pending = state.pending
+        self.repeated = state.repeated
+        self._snapshot = state.snapshots[state.cut]
 
     def snapshot(self) -> Disarm:
         """The :class:`Disarm` fold of every event before the window (a fresh copy)."""
@@ -195,10 +194,11 @@ def chain_of(verdict: Verdict, tracker: GuardTracker) -> Chain:
     """The chain of a ready verdict read with ``tracker``."""
     window = verdict.window
     if window is not None:
-        return Chain(verdict.events, window.cut_order, window.state)
+        # The state as the journal index saves it (the tracker's state: GuardTracker.fold).
+        return Chain(verdict.events, window.cut_order, GuardState.load(window.state))
     assert tracker.selected is not None, "a ready read without a window selects"
     ordered, state = tracker.selected
-    plan = tracker.window(state)
+    plan = state.window()
     assert plan is not None
     cut, earlier = plan
     start = next((r.events[0].order for r in ordered[cut:] if r.events), None)

@@ -21,6 +21,25 @@ from __future__ import annotations
 from plangate.guard import contract_codes, defence_codes
 from plangate.hook_io import protocol
 
+# The journal reader's codes have their home beside the reader; the guard gives each its
+# disposition and text here.
+from plangate.journal.codes import (
+    AGENT,
+    COMPACTION_UNREACHABLE,
+    COMPETING_ROOT,
+    CWD_SPELLING,
+    CYCLE,
+    FOREIGN_CWD,
+    IDENTITY,
+    MALFORMED,
+    OVERSIZED_INVOCATION,
+    REWRITTEN,
+    SIDECHAIN,
+    TOO_LARGE,
+    UNRECOGNIZED_SHAPE,
+    base_code,
+)
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from plangate.hook_io.protocol import Output
@@ -41,22 +60,11 @@ PATHS = (PATH_JOURNAL, PATH_PAYLOAD, PATH_NONE)
 """How the current call was evaluated: from the journal, from the hook payload, or not at all."""
 
 # Unverified allows.
-UNRECOGNIZED_SHAPE = "unrecognized_shape"
 JOURNAL_LAG = "journal_lag"
-REWRITTEN = "rewritten"
-TOO_LARGE = "too_large"
 UNSEEN_VERSION = "unseen_version"
 GUARD_TIMEOUT = "guard_timeout"
 # Fallback denials.
-COMPETING_ROOT = "competing_root"
-FOREIGN_CWD = "foreign_cwd"
-SIDECHAIN = "sidechain"
-AGENT = "agent"
-CYCLE = "cycle"
-IDENTITY = "identity"
-MALFORMED = "malformed"
 JOURNAL_MISSING = "journal_missing"
-OVERSIZED_INVOCATION = "oversized_invocation"
 EVENT_ORDER = "event_order"
 TOOL_IDENTITY = "tool_identity"
 CURRENT_MISMATCH = "current_mismatch"
@@ -317,10 +325,10 @@ DETAIL_TEXT: dict[tuple[str, str], str] = {
         "Its output was not its JSON result alone: run it without a leading `cd` or any other "
         "command around it."
     ),
-    (UNRECOGNIZED_SHAPE, "cwd_spelling"): (
+    (UNRECOGNIZED_SHAPE, CWD_SPELLING): (
         "The journal's folder is the project folder spelled differently."
     ),
-    (UNRECOGNIZED_SHAPE, "compaction_unreachable"): (
+    (UNRECOGNIZED_SHAPE, COMPACTION_UNREACHABLE): (
         "Records after a Claude Code compaction hang from a compact boundary whose logical "
         "parent loops back instead of reaching the conversation's root, a layout plangate "
         "does not read yet."
@@ -343,11 +351,6 @@ _PHASE_LABELS = {
 }
 """``phase_order`` details: the phase that is due, as its sentence names it."""
 _FIELD_MAX = 200
-
-
-def base_code(code: str) -> str:
-    """``unrecognized_shape:preamble:x`` → ``unrecognized_shape``; other codes unchanged."""
-    return code.split(":", 1)[0]
 
 
 def full_code(code: str, detail: str | None = None) -> str:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import sys
 
-# First: in a process started as hooks are, plangate.hooks takes the working folder off the
-# path (imported for that effect alone).
-from plangate import hooks, jsonio  # noqa: F401
+# In a process started as hooks are, importing plangate has already taken the working folder
+# off the path (plangate/__init__.py).
+from plangate import jsonio
 from plangate.journal.reader import read_journal
 from plangate.locations import journal_index_dir
 

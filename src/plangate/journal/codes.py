@@ -1,6 +1,7 @@
 """Reason codes the journal reader gives when it refuses a journal, and its size limits.
 
-The guard (seed 000) names the same codes; :mod:`plangate.guard` gives each its disposition.
+Each code's one home: the guard (seed 000) imports them from here and gives each its
+disposition and text (:mod:`plangate.guard.reasons`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ UNRECOGNIZED_SHAPE = "unrecognized_shape"
 """The root has a shape this reader does not know; a detail follows after a colon."""
 COMPACTION_UNREACHABLE = "compaction_unreachable"
 """The detail of a loop only a compact boundary's logical parent closes (:mod:`.compaction`)."""
+CWD_SPELLING = "cwd_spelling"
+"""The detail of a journal whose folder is the project folder spelled differently."""
 
 ERROR_STATUS_REASONS = frozenset(
     {
@@ -69,5 +72,5 @@ def unrecognized(detail: str) -> str:
 
 
 def base_code(reason: str) -> str:
-    """``unrecognized_shape:preamble:x`` → ``unrecognized_shape``."""
+    """``unrecognized_shape:preamble:x`` → ``unrecognized_shape``; other codes unchanged."""
     return reason.split(":", 1)[0]

@@ -176,7 +176,7 @@ def _owned_by(head: list[Record], genesis: bool, owner: str) -> str | None:
             continue
         real_owner, real_cwd = realpath_or_none(owner), realpath_or_none(cwd)
         if real_owner is not None and real_owner == real_cwd:
-            return codes.unrecognized("cwd_spelling")
+            return codes.unrecognized(codes.CWD_SPELLING)
         return codes.FOREIGN_CWD
     return None
 

@@ -621,7 +621,7 @@ def _explain(reason: str) -> str:
     if explanation is not None:
         return explanation
     detail = reason.partition(":")[2]
-    if detail == "cwd_spelling":
+    if detail == codes.CWD_SPELLING:
         return "the journal's folder is the project's folder spelled differently"
     if detail.startswith("root_parent"):
         return "the conversation root has a parent this reader does not know"
