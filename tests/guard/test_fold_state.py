@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
+from plangate import tuning
 from plangate.guard.fold import OK, WAITING, GuardState, GuardTracker
 from plangate.guard.state import Installation
 from plangate.journal import index as journal_index
-from plangate.journal.reader import INDEX_MIN_BYTES_ENV, read_journal
+from plangate.journal.reader import read_journal
 from testkit.session import Call, SimulatedSession
 from tests.guard.scenarios import conftest as scenes
 from tests.guard.scenarios.conftest import Flow
@@ -61,7 +62,7 @@ def _saved(session: SimulatedSession, index_dir: Path) -> dict[str, Any]:
 def test_the_saved_state_keeps_its_keys_and_loads_back(
     flow: Flow, session: SimulatedSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(INDEX_MIN_BYTES_ENV, "0")
+    monkeypatch.setenv(tuning.ENV, "index_min_bytes=0")
     flow.begin()
     flow.work("ceo")
     saved = _saved(session, tmp_path / "index")
@@ -80,7 +81,7 @@ def test_the_saved_state_keeps_its_keys_and_loads_back(
 def test_an_init_answered_in_a_later_read_is_saved_as_a_cold_fold_saves_it(
     flow: Flow, session: SimulatedSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(INDEX_MIN_BYTES_ENV, "0")
+    monkeypatch.setenv(tuning.ENV, "index_min_bytes=0")
     flow.start()
     init = Call.bash(
         flow.command("autoplan", "init", flow.plan, flow.plan, flow.restore), "plangate"
