@@ -1,7 +1,7 @@
 """Whether this process runs inside a coding agent's session, and why.
 
 plangate's commands that open or weaken a gate (``PERSON_ONLY_COMMANDS`` in
-:mod:`plangate.guard.defence_codes`) refuse there: only a person may run them. Three signals:
+:mod:`plangate.decisions.defence_codes`) refuse there: only a person may run them. Three signals:
 
 ``environment``
     This process's environment carries the markers Claude Code 2.1.332 puts into its Bash
@@ -217,15 +217,15 @@ def refuse_inside(
     and raise :class:`plangate.errors.AgentSessionError`. ``again`` is the command line the
     person should run in their own terminal (default: this process's, when it is ``plangate
     verb …``); ``extra`` adds ``workflow`` and ``phase`` to the log line."""
-    from plangate.guard.defence_codes import AGENT_COMMAND, PERSON_ONLY_COMMANDS
+    from plangate.decisions.defence_codes import AGENT_COMMAND, PERSON_ONLY_COMMANDS
 
     if (verb, sub) not in PERSON_ONLY_COMMANDS:
         raise ValueError(f"{verb} {sub or ''} is not in PERSON_ONLY_COMMANDS")
     found = detect()
     if found is None:
         return
+    from plangate.decisions import log, reasons
     from plangate.errors import AgentSessionError
-    from plangate.guard import log, reasons
 
     command = f"{verb} {sub}" if sub else verb
     fields = {**(extra or {}), "event": command, "via": found.signal}

@@ -362,7 +362,7 @@ def _field(raw: bytes, name: str) -> str | None:
 
 
 def decision_lines(state_root: str) -> list[dict[str, Any]]:
-    from plangate.guard import log
+    from plangate.decisions import log
 
     found: list[dict[str, Any]] = []
     for raw in _lines(log.log_path(state_root)):

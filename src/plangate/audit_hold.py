@@ -223,8 +223,8 @@ def detail(calls: list[Any]) -> str:
 
 
 def block(calls: list[Any], root: str) -> dict[str, object]:
-    from plangate.guard import log, reasons
-    from plangate.guard.defence_codes import UNGUARDED_CALLS
+    from plangate.decisions import log, reasons
+    from plangate.decisions.defence_codes import UNGUARDED_CALLS
     from plangate.hook_io.protocol import block_stop
 
     text = detail(calls)

@@ -21,9 +21,9 @@ import pytest
 
 from plangate import audit, audit_hold, hook_registry
 from plangate.commands.audit import EXIT_UNGUARDED, EXIT_UNREADABLE, audit_command
+from plangate.decisions import log, reasons
+from plangate.decisions.defence_codes import AGENT_COMMAND, UNGUARDED_CALLS
 from plangate.errors import PlangateError, UsageError
-from plangate.guard import log, reasons
-from plangate.guard.defence_codes import AGENT_COMMAND, UNGUARDED_CALLS
 from plangate.hook_io import trace
 from tests.contracts.conftest import Project, project, through_requirements
 

@@ -9,10 +9,10 @@ import pytest
 
 from plangate.commands import explain as explain_module
 from plangate.commands.explain import explain, normalize, page_text, sections
-from plangate.guard import reasons
+from plangate.decisions import reasons
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = ROOT / "src" / "plangate" / "guard" / "troubleshooting.md"
+PAGE = ROOT / "src" / "plangate" / "decisions" / "troubleshooting.md"
 DOCS_POINTER = ROOT / "docs" / "guard-troubleshooting.md"
 TOPICS = {
     "What the guard does",
@@ -37,7 +37,7 @@ def test_the_page_ships_inside_the_package() -> None:
 
 def test_docs_page_points_to_the_shipped_page() -> None:
     pointer = DOCS_POINTER.read_text(encoding="utf-8")
-    assert "src/plangate/guard/troubleshooting.md" in pointer
+    assert "src/plangate/decisions/troubleshooting.md" in pointer
     assert "plangate explain <code>" in pointer
     assert "no environment variable that turns the guard off" in pointer
 

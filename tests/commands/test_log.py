@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from plangate.commands.log import log_summary
+from plangate.decisions import log
+from plangate.decisions.reasons import Decision
 from plangate.errors import StateError
-from plangate.guard import log
-from plangate.guard.reasons import Decision
 
 T0 = 1_796_000_000.0
 

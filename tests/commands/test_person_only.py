@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from plangate.guard.defence_codes import AGENT_COMMAND, PERSON_ONLY_COMMANDS
+from plangate.decisions.defence_codes import AGENT_COMMAND, PERSON_ONLY_COMMANDS
 from tests.agent_chain import Done, clean_env, fake_claude, run_detached, shell
 
 NOTES = """[workflow]

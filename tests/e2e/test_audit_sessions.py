@@ -24,7 +24,7 @@ import pytest
 from tui import Tui
 
 from plangate.commands.settings import settings_object
-from plangate.guard.defence_codes import UNGUARDED_CALLS
+from plangate.decisions.defence_codes import UNGUARDED_CALLS
 from plangate.harness.claude import ClaudeEnv
 from plangate.harness.standin import Script, StandIn, tool_use
 from plangate.harness.standin.script import TurnLike

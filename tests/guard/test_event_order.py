@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from plangate.guard import reasons
+from plangate.decisions import reasons
 from plangate.guard.evaluate import check_identities
 from plangate.guard.state import Refusal
 from plangate.journal.events import Event, ToolUse

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from plangate.guard import log
-from plangate.guard.reasons import Decision
+from plangate.decisions import log
+from plangate.decisions.reasons import Decision
 from tests.conftest import Unprivileged
 
 BASE_KEYS = {"schema", "ts", "decision", "disposition", "code", "path", "claude_code_version"}
@@ -91,8 +91,8 @@ def test_a_state_root_that_is_a_file_changes_nothing(tmp_path: Path) -> None:
 
 READ_ONLY_FOLDER = """
 import os, stat
-from plangate.guard import log
-from plangate.guard.reasons import Decision
+from plangate.decisions import log
+from plangate.decisions.reasons import Decision
 os.mkdir("analytics")
 os.chmod("analytics", stat.S_IRUSR | stat.S_IXUSR)
 print(log.append_decision(Decision.allow(), state_root=os.getcwd()), os.listdir("analytics"))
@@ -116,7 +116,7 @@ def test_a_refused_open_changes_nothing(monkeypatch: pytest.MonkeyPatch, tmp_pat
     def refuse(*args: object, **kwargs: object) -> int:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr("plangate.guard.log.os.open", refuse)
+    monkeypatch.setattr("plangate.decisions.log.os.open", refuse)
     assert log.append_decision(Decision.deny("cycle"), state_root=str(tmp_path)) is False
 
 
@@ -169,7 +169,7 @@ def test_a_failed_trim_leaves_no_temp_and_changes_nothing(
     def refuse(source: str, target: str) -> None:
         raise OSError(18, "rename refused")
 
-    monkeypatch.setattr("plangate.guard.log.os.replace", refuse)
+    monkeypatch.setattr("plangate.decisions.log.os.replace", refuse)
     # The line is appended; the trim fails quietly and leaves no temporary file behind.
     assert log.append_decision(Decision.deny("cycle"), state_root=str(tmp_path))
     assert len(path.read_text().splitlines()) == 1501
@@ -179,8 +179,8 @@ def test_a_failed_trim_leaves_no_temp_and_changes_nothing(
 
 WRITER = """
 import sys
-from plangate.guard import log
-from plangate.guard.reasons import Decision
+from plangate.decisions import log
+from plangate.decisions.reasons import Decision
 root, tag, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
 keys = ["k" + tag * 20] * 4
 for _ in range(count):

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from plangate.guard import reasons
+from plangate.decisions import reasons
 from plangate.journal import codes as reader_codes
 
 SEED_CODES = {
@@ -103,7 +103,7 @@ PLANGATE_CODES = {
 }
 """Codes plangate adds to the seed's: the guard's own deadline (issue 14), a phase entry
 whose payload is over the read limit (issue 24) and the workflow contracts' codes (issue 25,
-:mod:`plangate.guard.contract_codes`)."""
+:mod:`plangate.decisions.contract_codes`)."""
 PLANGATE_DROPPED = {"evidence"}
 """Seed codes plangate has not: every artifact has its own code for "cannot be parsed", so
 ``evidence`` could never arise (docs/guard-deviations.md)."""
@@ -337,7 +337,7 @@ HEAVY = {"re", "json", "typing", "dataclasses", "enum", "argparse", "subprocess"
 
 
 @pytest.mark.parametrize(
-    "module", ["plangate.guard", "plangate.guard.reasons", "plangate.guard.log"]
+    "module", ["plangate.guard", "plangate.decisions.reasons", "plangate.decisions.log"]
 )
 def test_hook_path_modules_import_nothing_heavy(module: str) -> None:
     script = (

@@ -178,3 +178,18 @@ def test_outputs_keep_their_calls_ids(tmp_path: Path) -> None:
     verdict = read_rollout(rollout.write(tmp_path))
     (result,) = [e for e in verdict.events if isinstance(e, ToolResult)]
     assert (result.tool_use_id, result.is_error) == ("call_9", False)
+
+
+def test_journal_inspect_reads_a_codex_rollout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from plangate.cli import main
+
+    rollout = Rollout()
+    rollout.person("go")
+    rollout.shell("call_1", "ls", "a")
+    path = rollout.write(tmp_path)
+    assert main(["journal", "inspect", path, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["status"], report["session_id"]) == ("ready", SESSION)
+    assert report["event_kinds"] == {"human_turn": 1, "tool_result": 1, "tool_use": 1}

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from plangate.guard.defence_codes import PERSON_ONLY_COMMANDS
+from plangate.decisions.defence_codes import PERSON_ONLY_COMMANDS
 from plangate.protect import commands, decide, shell
 from tests.protect.conftest import World
 

@@ -23,8 +23,8 @@ from typing import TextIO
 
 from plangate import agent_session
 from plangate.contracts import approvals, discovery, loader
+from plangate.decisions import log, reasons
 from plangate.errors import ExitCodes, UsageError
-from plangate.guard import log, reasons
 
 EXIT_CODES = ExitCodes(
     {

@@ -1,6 +1,6 @@
 """``plangate explain <code>``: the troubleshooting section for one guard code.
 
-The sections come from ``plangate/guard/troubleshooting.md``, which ships inside the package
+The sections come from ``plangate/decisions/troubleshooting.md``, which ships inside the package
 (``docs/guard-troubleshooting.md`` points to it). A code section's heading is exactly
 ``## <code>``; ``unrecognized_shape:<detail>`` finds the ``## unrecognized_shape`` section.
 A fallback code's section is followed by the fallback itself.
@@ -14,9 +14,9 @@ from importlib import resources
 from typing import TextIO
 
 from plangate import markdown
+from plangate.decisions import reasons
 from plangate.errors import ExitCodes
 from plangate.gates.errors import REMEDIES as GATE_REMEDIES
-from plangate.guard import reasons
 from plangate.journal import codes
 
 PAGE = "troubleshooting.md"
@@ -34,7 +34,7 @@ FALLBACK_SECTION = "The fallback"
 
 def page_text() -> str:
     """The troubleshooting page as shipped with this installation."""
-    return resources.files("plangate.guard").joinpath(PAGE).read_text(encoding="utf-8")
+    return resources.files("plangate.decisions").joinpath(PAGE).read_text(encoding="utf-8")
 
 
 def sections(page: str | None = None) -> dict[str, str]:

@@ -67,13 +67,33 @@ def inspect(
     config = None
     if layout:
         config = os.path.abspath(config_dir) if config_dir else claude_config_dir()
-    verdict = read_journal(absolute, session_id=session_id, owners=owners, config_dir=config)
+    if _codex_rollout(absolute):
+        from plangate.journal.codex import read_rollout
+
+        verdict = read_rollout(absolute, session_id=session_id)
+    else:
+        verdict = read_journal(absolute, session_id=session_id, owners=owners, config_dir=config)
     report = summarize(verdict)
     if as_json:
         sink.write(json.dumps(report, indent=2) + "\n")
     else:
         sink.write(render(report))
     return 0 if verdict.ready else 1
+
+
+def _codex_rollout(path: str) -> bool:
+    """Whether ``path`` is Codex CLI's session history (its first line the session's
+    ``session_meta``): read by :mod:`plangate.journal.codex`."""
+    try:
+        with open(path, "rb") as handle:
+            first = handle.readline(64 * 1024)
+    except OSError:
+        return False
+    try:
+        record = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(record, dict) and record.get("type") == "session_meta"
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -84,7 +104,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "inspect",
         help="judge a journal: ready, missing or refused with a reason code",
         description=(
-            "Judge a Claude Code session journal the way plangate's hooks read it. Without "
+            "Judge a Claude Code session journal the way plangate's hooks read it (a Codex "
+            "CLI rollout, rollout-<time>-<session>.jsonl, is read as Codex writes it). Without "
             "--layout only the file's content is judged, so a journal anywhere can be "
             "inspected; with --layout the hook's identity checks apply too. Exit 0 when "
             "ready, 1 when not ready, 2 for bad usage."

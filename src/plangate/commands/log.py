@@ -1,7 +1,7 @@
 """``plangate log [--json]``: what the phase publication guard decided, by code and disposition.
 
 Reads the decision log (``<state root>/analytics/autoplan-guard.jsonl``, see
-:mod:`plangate.guard.log`). Lines that are not log objects are counted as skipped.
+:mod:`plangate.decisions.log`). Lines that are not log objects are counted as skipped.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import os
 import sys
 from typing import Any, TextIO
 
+from plangate.decisions import log as guard_log
 from plangate.errors import ExitCodes, StateError
-from plangate.guard import log as guard_log
 
 VERIFIED_LABEL = "(verified)"
 EXIT_CODES = ExitCodes(

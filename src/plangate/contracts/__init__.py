@@ -14,7 +14,7 @@ edit, and the workflow's definition of done. The modules, one job each:
     bash_writes  the files a Bash command plainly writes
     snapshot     the project's files listed, measured (size, times, inode, mode, SHA-1), kept
     drift        the snapshot taken when a phase begins, compared when it is left and at stop
-    (codes)      the contract codes live in the guard's one table: plangate.guard.contract_codes
+    (codes)      the contract codes live in the guard's one table: plangate.decisions.contract_codes
     entries      Read/Agent phase entries, and the ``if`` conditions setup registers for them
     state        the fold: the live chain's events -> the workflow's state in this session
     tracking     the fold's start in the journal index (an edit reloads only the run)

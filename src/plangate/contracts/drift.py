@@ -112,7 +112,7 @@ def outside(
 
 
 DETAIL_BUDGET = 200
-"""A refusal's detail is clipped at this length (:mod:`plangate.guard.reasons`)."""
+"""A refusal's detail is clipped at this length (:mod:`plangate.decisions.reasons`)."""
 
 
 def describe(
@@ -177,7 +177,7 @@ def at_entry(
     Entering the current phase again leaves nothing and keeps its snapshot as it is (a
     re-entry never accepts a change)."""
     from plangate.contracts.rules import Ruling as Made
-    from plangate.guard.defence_codes import CONTRACT_DRIFT
+    from plangate.decisions.defence_codes import CONTRACT_DRIFT
 
     bound = dict(session.values if session.contract is contract else {})
     bound.update(values)

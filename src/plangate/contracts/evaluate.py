@@ -1,7 +1,7 @@
 """One hook call from payload to decision: which contracts apply, the journal, the fold, the
 rules, the decision log. Imported by the contract hooks only once a call may be covered.
 
-Every decision becomes a :class:`plangate.guard.reasons.Decision` (the guard's dispositions
+Every decision becomes a :class:`plangate.decisions.reasons.Decision` (the guard's dispositions
 and texts) and one line of the guard's decision log, with the workflow and the phase.
 """
 
@@ -22,8 +22,8 @@ from plangate.contracts import (
     untrusted,
 )
 from plangate.contracts.tracking import RunTracker
-from plangate.guard import contract_codes as codes
-from plangate.guard import log, reasons
+from plangate.decisions import contract_codes as codes
+from plangate.decisions import log, reasons
 from plangate.hook_io import protocol
 from plangate.journal.codes import IDENTITY
 from plangate.journal.owners import project_owners

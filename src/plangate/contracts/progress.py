@@ -224,7 +224,7 @@ def _update(
 
 
 def _now() -> str:
-    from plangate.guard.log import utc_timestamp
+    from plangate.decisions.log import utc_timestamp
 
     return utc_timestamp()
 

@@ -12,7 +12,7 @@ import os
 
 from plangate.contracts.state import project_of
 from plangate.contracts.templates import absolute, expand, fill, matches
-from plangate.guard import contract_codes as codes
+from plangate.decisions import contract_codes as codes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -178,7 +178,7 @@ def _drift(
 def _untrusted(contract: Contract, detail: str) -> Judgement:
     """A final stop held: the journal holds records Claude Code never writes while the
     workflow is active (``journal_untrusted``)."""
-    from plangate.guard import reasons
+    from plangate.decisions import reasons
 
     judgement = Judgement(gate_of(contract), untrusted.CODE)
     judgement.final = True

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 
 from plangate import locations
-from plangate.guard.defence_codes import JOURNAL_UNTRUSTED
+from plangate.decisions.defence_codes import JOURNAL_UNTRUSTED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ import os
 
 from plangate import jsonio
 from plangate.autoplan import layout
-from plangate.guard.reasons import INIT_FAILED_NOT_JSON
+from plangate.decisions.reasons import INIT_FAILED_NOT_JSON
 from plangate.guard.state import Refusal
 from plangate.guard.world import World
 

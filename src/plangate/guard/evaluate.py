@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 import sys
 
-from plangate.guard import calls, reasons, world
+from plangate.decisions import reasons
+from plangate.guard import calls, world
 from plangate.guard.decide import decide
 from plangate.guard.fold import GuardTracker
 from plangate.guard.observe import JOURNAL, PAYLOAD, Chain, Observation, observe

@@ -13,7 +13,7 @@ resolution included (:meth:`World.real_path`, :meth:`World.is_file`, :meth:`Worl
 :meth:`World.lstat`, and :meth:`World.same_file` / :meth:`World.canonical_path` built on
 them). Pure string work on paths (``calls.resolve``: ``~``, the cwd, ``normpath``) is not a
 read and stays in the callers. What the guard *writes* is not the world: the decision log
-(:mod:`plangate.guard.log`), the journal index the reader saves, and the pre-index markers
+(:mod:`plangate.decisions.log`), the journal index the reader saves, and the pre-index markers
 (:mod:`plangate.guard.preindex`) are the guard's own state, written where they always were.
 """
 

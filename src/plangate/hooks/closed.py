@@ -27,7 +27,7 @@ def handlers(
 
 
 def _denied(code: str, detail: str, event: str) -> Output:
-    from plangate.guard import log, reasons
+    from plangate.decisions import log, reasons
 
     decision = reasons.Decision.deny(code, detail=detail)
     log.append_decision(decision, extra={"event": event})

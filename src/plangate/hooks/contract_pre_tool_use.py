@@ -88,7 +88,7 @@ def decide(payload: Payload) -> Output:
 
         workflow = untrusted.active_workflow(payload.get("session_id"))
         if workflow is not None:  # inside an active workflow a decision cut short denies
-            from plangate.guard import defence_codes, log, reasons
+            from plangate.decisions import defence_codes, log, reasons
 
             decision = reasons.Decision.deny(defence_codes.CONTRACT_TIMEOUT, detail=detail)
             log.append_decision(decision, extra={"event": "contract", "workflow": workflow})

@@ -31,7 +31,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import BinaryIO
 
-    from plangate.guard import reasons
+    from plangate.decisions import reasons
     from plangate.hook_io.payload_scan import Scan
     from plangate.hook_io.protocol import Output, Payload
 
@@ -75,7 +75,7 @@ def decide(payload: Payload) -> Output:
         return _owned_read(payload, tool_input) or {}
     # Only a phase entry gets here: the decision, its reasons and its log are loaded now,
     # so that the fast path above (most calls) imports none of them.
-    from plangate.guard import log, reasons
+    from plangate.decisions import log, reasons
     from plangate.guard.evaluate import evaluate
 
     seconds = deadline_seconds(DEADLINE_ENV, DEFAULT_DEADLINE_MS, MAX_DEADLINE_MS, MIN_DEADLINE_MS)
@@ -101,7 +101,7 @@ def _decision(
     keys: list[str],
     shapes: list[str],
 ) -> reasons.Decision:
-    from plangate.guard import reasons
+    from plangate.decisions import reasons
 
     if code is None:
         return reasons.Decision.allow(path, version)
@@ -119,14 +119,14 @@ def _decision(
 
 
 def _denied(decision: reasons.Decision) -> Output:
-    from plangate.guard import log
+    from plangate.decisions import log
 
     log.append_decision(decision)
     return decision.output()
 
 
 def _denied_input(detail: str) -> Output:
-    from plangate.guard import reasons
+    from plangate.decisions import reasons
 
     return _denied(reasons.Decision.deny("hook_input", detail=detail))
 
@@ -207,7 +207,7 @@ def _placed(seen: Scan) -> str | None:
 
 
 def _entry_too_large(detail: str) -> Output:
-    from plangate.guard import reasons
+    from plangate.decisions import reasons
 
     return _denied(reasons.Decision.deny(reasons.ENTRY_TOO_LARGE, detail=detail))
 
@@ -217,7 +217,7 @@ def _bad_input(error: HookInputError) -> Output:
 
 
 def _crash(error: BaseException) -> Output:
-    from plangate.guard import reasons
+    from plangate.decisions import reasons
 
     return _denied(reasons.Decision.deny("installation", detail=type(error).__name__))
 

@@ -44,7 +44,7 @@ def decide(payload: dict[str, object]) -> str | None:
     if found is None:
         return None
     ruling, version = found
-    from plangate.guard import contract_codes as codes
+    from plangate.decisions import contract_codes as codes
 
     if ruling.code == codes.CONTRACT_UNVERIFIED:
         evaluate.unverified(ruling.workflow, ruling.detail, version, "typed")
@@ -52,7 +52,7 @@ def decide(payload: dict[str, object]) -> str | None:
     decision = evaluate.logged(ruling, "typed", version)
     if decision.allowed:
         return None
-    from plangate.guard import reasons
+    from plangate.decisions import reasons
 
     assert decision.code is not None
     return reasons.deny_reason(decision.code, version, decision.detail, ruling.facts)
@@ -71,7 +71,7 @@ def main() -> int:
             return 0  # not ours to judge: Claude Code sent no usable expansion
         reason = decide(payload)
     except Exception as error:  # noqa: BLE001 - a broken hook blocks, never allows silently
-        from plangate.guard import log, reasons
+        from plangate.decisions import log, reasons
 
         decision = reasons.Decision.deny("installation", detail=type(error).__name__)
         log.append_decision(decision, extra={"event": "typed"})

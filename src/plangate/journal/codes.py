@@ -1,7 +1,7 @@
 """Reason codes the journal reader gives when it refuses a journal, and its size limits.
 
 Each code's one home: the guard (seed 000) imports them from here and gives each its
-disposition and text (:mod:`plangate.guard.reasons`).
+disposition and text (:mod:`plangate.decisions.reasons`).
 """
 
 from __future__ import annotations

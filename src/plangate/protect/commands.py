@@ -9,7 +9,7 @@ model may ``cat`` a contract or ``plangate journal inspect`` a journal); its out
 redirections are still checked. Anything else that names a protected path is refused.
 
 **Person-only** (:func:`person_only`): a command of
-:data:`plangate.guard.defence_codes.PERSON_ONLY_COMMANDS` run as ``plangate …`` (any path
+:data:`plangate.decisions.defence_codes.PERSON_ONLY_COMMANDS` run as ``plangate …`` (any path
 to the script), ``python -m plangate …``, through a wrapper (``env``, ``sudo``, ``uv run``…)
 or, in the text of an interpreter's code or a shell the command starts, as the word
 ``plangate`` with the command's words (``from plangate.commands import approve``).
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 
-from plangate.guard.defence_codes import PERSON_ONLY_COMMANDS
+from plangate.decisions.defence_codes import PERSON_ONLY_COMMANDS
 
 READ_ONLY = frozenset(
     (

@@ -17,7 +17,7 @@ hook's environment (the one Claude Code gives its hooks and its Bash tool) and o
 command's own assignments, ``cd DIR`` before a command. A word the hook cannot expand (a
 substitution, an unknown variable) is checked through its markers only.
 
-Each refusal is logged (:func:`plangate.guard.log.append_decision`, ``event`` ``protect``).
+Each refusal is logged (:func:`plangate.decisions.log.append_decision`, ``event`` ``protect``).
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ class Found:
 
     @property
     def detail(self) -> str:
-        from plangate.guard.defence_codes import PROTECTED_COMMAND
+        from plangate.decisions.defence_codes import PROTECTED_COMMAND
 
         if self.code == PROTECTED_COMMAND:
             return f"the command runs `{self.subject}` ({self.what})"
@@ -261,7 +261,7 @@ def bash(
     transcript: str | None = None,
 ) -> Found | None:
     """What protected thing a Bash command touches (see the module's text); None: nothing."""
-    from plangate.guard.defence_codes import PROTECTED_COMMAND, PROTECTED_PATH
+    from plangate.decisions.defence_codes import PROTECTED_COMMAND, PROTECTED_PATH
 
     simples = shell.parse(command)
     variables = _Vars()
@@ -410,7 +410,7 @@ def check(payload: Payload) -> Found | None:
     what = Judge(cwd, project, transcript).path(path)
     if what is None:
         return None
-    from plangate.guard.defence_codes import PROTECTED_PATH
+    from plangate.decisions.defence_codes import PROTECTED_PATH
 
     return Found(PROTECTED_PATH, path, what)
 
@@ -420,7 +420,7 @@ def refusal(payload: Payload) -> Output | None:
     found = check(payload)
     if found is None:
         return None
-    from plangate.guard import log, reasons
+    from plangate.decisions import log, reasons
 
     decision = reasons.Decision.deny(found.code, detail=found.detail, path=reasons.PATH_PAYLOAD)
     log.append_decision(decision, extra={"event": "protect"})

@@ -16,7 +16,7 @@ import uuid
 import pytest
 
 from plangate.commands.explain import explain
-from plangate.guard import reasons
+from plangate.decisions import reasons
 from testkit.session import Call, SimulatedSession
 
 from .conftest import (

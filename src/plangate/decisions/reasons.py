@@ -18,7 +18,7 @@ Hook path: standard library only, no ``re``/``json``/``typing`` at runtime.
 
 from __future__ import annotations
 
-from plangate.guard import contract_codes, defence_codes
+from plangate.decisions import contract_codes, defence_codes
 from plangate.hook_io import protocol
 
 # The journal reader's codes have their home beside the reader; the guard gives each its

@@ -1,8 +1,8 @@
 """The self-defence codes: what plangate answers when the agent it gates reaches for a
 shortcut past the gate (``docs/threat-model.md``).
 
-:mod:`plangate.guard.reasons` merges :data:`TABLE` into its one code table, so each of these
-is a :class:`plangate.guard.reasons.Decision` like any other: the decision log, the
+:mod:`plangate.decisions.reasons` merges :data:`TABLE` into its one code table, so each of these
+is a :class:`plangate.decisions.reasons.Decision` like any other: the decision log, the
 dispositions, and ``plangate explain <code>`` (its section of the troubleshooting page).
 
 Hook path: standard library only.

@@ -1,7 +1,7 @@
 """The contract codes: disposition and text of each, in the guard's one code table.
 
-:mod:`plangate.guard.reasons` merges :data:`TABLE` into its own, so a contract decision is a
-:class:`plangate.guard.reasons.Decision` like any other: the same decision log, the same
+:mod:`plangate.decisions.reasons` merges :data:`TABLE` into its own, so a contract decision is a
+:class:`plangate.decisions.reasons.Decision` like any other: the same decision log, the same
 dispositions, and ``plangate explain <code>`` prints its section of the troubleshooting page.
 
 Hook path: standard library only.

@@ -30,7 +30,7 @@ from plangate.state_folders import append_to, state_folder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from plangate.guard.reasons import Decision
+    from plangate.decisions.reasons import Decision
 
 SCHEMA = 1
 LOG_DIR = "analytics"
