@@ -1,4 +1,5 @@
-"""A scripted stand-in for the Anthropic Messages API, for running Claude Code offline."""
+"""A scripted stand-in for the Anthropic Messages API and OpenAI's Responses API, for running
+Claude Code and Codex CLI offline."""
 
 from plangate.harness.standin.script import (
     ModelRequest,
