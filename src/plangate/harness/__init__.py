@@ -15,3 +15,7 @@
 
 Nothing here runs in a hook; the modules load only when the demo (or a test) asks for them.
 """
+
+# Reached from here until `plangate doctor --live` drives Codex sessions (issue 36, item 2)
+# and imports it itself: every module of the wheel is reached from an entry point.
+from plangate.harness import codex as codex

@@ -316,16 +316,6 @@ def render_response(
     return response, numbered
 
 
-def reply_text(response: Mapping[str, Any]) -> str:
-    """The text of a rendered response's message items."""
-    output = response.get("output")
-    return "\n".join(
-        _content_text(item.get("content"))
-        for item in (output if isinstance(output, list) else [])
-        if isinstance(item, dict) and item.get("type") == "message"
-    )
-
-
 def tool_calls_of(response: Mapping[str, Any]) -> list[ToolUse]:
     """The calls of a rendered response, as blocks (``input`` as in :func:`messages_view`)."""
     output = response.get("output")
