@@ -16,7 +16,8 @@ what differs is the CLI and its screen. Codex runs as ``codex --no-daemon`` (the
 background app-server would outlive the UI), with exactly :meth:`CodexEnv.environ`'s
 environment, whose ``config.toml`` already answers the first-run dialogs (the folder is
 trusted, the model migration notice seen). Its input line starts with ``›``; the line under
-it names the model; while the model works the status line says "esc to interrupt".
+it names the model; while the model works the status line says "esc to interrupt". Ctrl-C at
+an empty input line quits, printing how to ``codex resume`` the session.
 """
 
 from __future__ import annotations
@@ -118,12 +119,17 @@ class CodexTui(Tui):
         return self.wait_for(is_idle, timeout, what="Codex idle at its input line", stable=3)
 
     def exit(self, timeout: float = 20) -> int | None:
-        """Presses Ctrl-C twice (Codex's way out) and waits for the CLI to end."""
+        """Presses Ctrl-C at the idle, empty input line (Codex quits on it) and waits for the
+        CLI to end; returns its exit status. A second Ctrl-C follows only when the first left
+        Codex running for 3 s: one that arrives while it shuts down ends it by the signal,
+        with no exit status."""
         self.wait_idle(timeout)
         deadline = time.monotonic() + timeout
         while not self.pane_dead():
             self.press("C-c")
-            if time.monotonic() >= deadline:
+            pressed = time.monotonic()
+            while not self.pane_dead() and time.monotonic() - pressed < 3:
+                time.sleep(0.1)
+            if time.monotonic() >= deadline and not self.pane_dead():
                 self._fail("Codex to exit after Ctrl-C", "still running", self.screen())
-            time.sleep(0.5)
         return self.exit_status()
