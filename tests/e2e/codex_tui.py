@@ -120,9 +120,8 @@ class CodexTui(Tui):
 
     def exit(self, timeout: float = 20) -> int | None:
         """Presses Ctrl-C at the idle, empty input line (Codex quits on it) and waits for the
-        CLI to end; returns its exit status. A second Ctrl-C follows only when the first left
-        Codex running for 3 s: one that arrives while it shuts down ends it by the signal,
-        with no exit status."""
+        CLI to end; returns its exit status (None when tmux reports none). Ctrl-C is pressed
+        again only when Codex is still running 3 s after the last one."""
         self.wait_idle(timeout)
         deadline = time.monotonic() + timeout
         while not self.pane_dead():
