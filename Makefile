@@ -14,8 +14,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 CLAUDE := node_modules/@anthropic-ai/claude-code-linux-x64/claude
+CODEX := node_modules/.bin/codex
 CC_SDD := node_modules/.bin/cc-sdd
-# npm ci installs everything of package-lock.json (Claude Code, cc-sdd) and leaves this stamp.
+# npm ci installs everything of package-lock.json (Claude Code, Codex CLI, cc-sdd) and leaves
+# this stamp.
 NODE_TOOLS := node_modules/.plangate-installed
 SPEC_KIT := .kits/spec-kit
 
@@ -44,6 +46,7 @@ $(VENV)/.installed: pyproject.toml
 $(NODE_TOOLS): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	$(CLAUDE) --version
+	$(CODEX) --version
 	$(CC_SDD) --version
 	touch $@
 

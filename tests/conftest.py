@@ -9,10 +9,10 @@ saved, and the suite proves that path gives the same decisions.
 
 **Nothing CI has may be skipped.** With ``PLANGATE_REQUIRE_ALL=1`` (``.ci/run`` sets it), a
 test or a test module skipped for want of something CI provides (:data:`CI_NEEDS`: the
-transcript corpus in ``../shared/corpus``, PostgreSQL, Chromium, the Claude Code CLI, tmux,
-git, the unprivileged test user, the pinned spec-driven kits of :mod:`testkit.kits`) fails
-instead, so a missing corpus fails CI rather than quietly dropping a module. Without the
-switch such tests skip, saying what is missing.
+transcript corpus in ``../shared/corpus``, PostgreSQL, Chromium, the Claude Code and Codex
+CLIs, tmux, git, the unprivileged test user, the pinned spec-driven kits of
+:mod:`testkit.kits`) fails instead, so a missing corpus fails CI rather than quietly dropping
+a module. Without the switch such tests skip, saying what is missing.
 
 **Property tests on a busy machine.** Hypothesis's timing checks (a per-example deadline, the
 warning that drawing inputs is slow) measure the machine, not plangate: with the suite, CI
@@ -56,6 +56,7 @@ CI_NEEDS: dict[str, tuple[str, ...]] = {
     "PostgreSQL": ("postgresql", "initdb", "pg_ctl"),
     "Chromium": ("chromium", "playwright"),
     "the Claude Code CLI": ("claude code cli", "plangate_claude_bin"),
+    "the Codex CLI": ("the codex cli is missing",),
     "tmux": ("tmux",),
     "bubblewrap": ("bubblewrap",),
     "socat": ("socat",),

@@ -42,6 +42,7 @@ SKIPS = [
     Skip("... and fails CI", "PostgreSQL is not installed (no initdb)", False, True, "failed"),
     Skip("Chromium", "/usr/bin/chromium is missing", False, True, "failed"),
     Skip("the Claude Code CLI", "the Claude Code CLI is not installed", False, True, "failed"),
+    Skip("the Codex CLI", "the Codex CLI is missing: not installed", False, True, "failed"),
     Skip("tmux", "tmux is not installed", False, True, "failed"),
     Skip("a pinned kit", "cc-sdd 3.0.2 is not installed in node_modules", False, True, "failed"),
     Skip("the test user", "the unprivileged user plangate-test is missing", False, True, "failed"),

@@ -199,6 +199,7 @@ CALLED_FROM_OUTSIDE = {
     ("src/plangate/harness/standin/server.py", "do_GET"): "http.server calls it",
     ("src/plangate/harness/standin/server.py", "do_HEAD"): "http.server calls it",
     ("src/plangate/harness/standin/server.py", "do_DELETE"): "http.server calls it",
+    ("src/plangate/harness/standin/server.py", "do_CONNECT"): "http.server calls it",
 }
 _CODE = ("src/plangate", "tests", "testkit", "benchmarks")
 

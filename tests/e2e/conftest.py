@@ -1,7 +1,9 @@
 """Fixtures for tests that run the real Claude Code CLI against the stand-in model.
 
 The CLI must be installed (`make setup`); set PLANGATE_SKIP_E2E=1 to skip these tests instead
-of failing them on a machine without it.
+of failing them on a machine without it. The Codex CLI (``codex_bin``, also from `make
+setup`) skips its tests when it is missing, with one reason; CI (PLANGATE_REQUIRE_ALL=1)
+fails them instead.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import pytest
 
 from plangate.claude_cli import ClaudeNotFoundError, find_claude
 from plangate.harness.claude import ClaudeEnv
+from plangate.harness.codex import CodexNotFoundError, find_codex
 from plangate.harness.standin import Script, StandIn, tool_use
 
 
@@ -27,6 +30,15 @@ def claude_bin() -> Path:
         if os.environ.get("PLANGATE_SKIP_E2E"):
             pytest.skip(str(error))
         pytest.fail(str(error), pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def codex_bin() -> Path:
+    """The Codex CLI; a missing one skips the test (CI, PLANGATE_REQUIRE_ALL=1, fails it)."""
+    try:
+        return find_codex()
+    except CodexNotFoundError as error:
+        pytest.skip(f"the Codex CLI is missing: {error}")
 
 
 MakeEnv = Callable[[StandIn], ClaudeEnv]

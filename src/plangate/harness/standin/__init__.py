@@ -1,5 +1,7 @@
-"""A scripted stand-in for the Anthropic Messages API, for running Claude Code offline."""
+"""A scripted stand-in for the Anthropic Messages API and OpenAI's Responses API, for running
+Claude Code and Codex CLI offline."""
 
+from plangate.harness.standin.responses import apply_patch, shell
 from plangate.harness.standin.script import (
     ModelRequest,
     Reply,
@@ -23,10 +25,12 @@ __all__ = [
     "StandIn",
     "Text",
     "ToolUse",
+    "apply_patch",
     "as_reply",
     "canned_side_reply",
     "new_message_id",
     "new_tool_use_id",
+    "shell",
     "text",
     "tool_use",
 ]

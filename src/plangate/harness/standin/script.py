@@ -31,6 +31,9 @@ from typing import Any, Literal, Protocol, TypeAlias
 
 JSONObject: TypeAlias = dict[str, Any]
 RequestKind: TypeAlias = Literal["main", "subagent", "side"]
+#: The wire API a request came in on: Anthropic's Messages (Claude Code) or OpenAI's
+#: Responses (Codex CLI).
+WireApi: TypeAlias = Literal["messages", "responses"]
 StopReason: TypeAlias = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence"]
 
 _counter = itertools.count(1)
@@ -132,7 +135,13 @@ def as_reply(turn: TurnLike) -> Reply:
 
 @dataclass(frozen=True)
 class ModelRequest:
-    """A parsed ``POST /v1/messages`` request, as a script sees it."""
+    """A parsed model request, as a script sees it.
+
+    ``body`` is always Messages-shaped (``system``, ``messages``, ``tools``), so one script
+    answers Claude Code and Codex alike: a ``POST /v1/responses`` request is translated
+    (:func:`plangate.harness.standin.responses.messages_view`) and its body as Codex sent it
+    is ``wire``.
+    """
 
     body: JSONObject
     kind: RequestKind
@@ -140,6 +149,9 @@ class ModelRequest:
     agent_prompt: str | None = None
     #: Why the request was classed as a side request (e.g. ``"title"``, ``"compact"``).
     side_reason: str | None = None
+    api: WireApi = "messages"
+    #: The request body as it came over the wire, when ``body`` was translated from it.
+    wire: JSONObject | None = None
 
     @property
     def model(self) -> str:
@@ -242,6 +254,8 @@ def canned_side_reply(request: ModelRequest) -> Reply:
             ]
         )
     if reason == "title":
+        if request.api == "responses":  # Codex takes the whole text for the thread's title
+            return Reply([Text("Stand-in session")])
         return Reply([Text(json.dumps({"title": "Stand-in session"}))])
     if reason == "json":
         return Reply([Text("{}")])

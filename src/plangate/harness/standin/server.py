@@ -1,4 +1,5 @@
-"""A loopback stand-in for the Anthropic Messages API, driven by a script.
+"""A loopback stand-in for the Anthropic Messages API and OpenAI's Responses API, driven by
+a script.
 
 Standard library only. Use it as a context manager::
 
@@ -10,7 +11,8 @@ Standard library only. Use it as a context manager::
 Every request is recorded (:attr:`StandIn.requests`). ``POST /v1/messages`` is answered from the
 script, streamed as server-sent events when the request asks for a stream; ``count_tokens`` gets
 a rough estimate; anything else gets an empty JSON object (and is recorded, so tests can see what
-the CLI called).
+the CLI called). ``POST /v1/responses`` (Codex CLI) is answered from the same script and recorded
+the same way (``api="responses"``); :mod:`plangate.harness.standin.responses` translates.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import urlsplit
 
+from plangate.harness.standin import responses
 from plangate.harness.standin.classify import Classifier
 from plangate.harness.standin.script import (
     JSONObject,
@@ -57,11 +60,24 @@ class RecordedRequest:
     received_at: float
     side_reason: str | None = None
     agent_prompt: str | None = None
+    #: The answer: a message object (``/v1/messages``) or a response object (``/v1/responses``).
     reply: JSONObject | None = None
+    #: ``messages`` or ``responses`` for a model request; ``None`` for anything else.
+    api: str | None = None
 
     @property
     def is_messages(self) -> bool:
-        return self.kind in ("main", "subagent", "side")
+        return self.api == "messages" and self.kind in ("main", "subagent", "side")
+
+    @property
+    def is_responses(self) -> bool:
+        return self.api == "responses"
+
+    def request_view(self) -> JSONObject | None:
+        """The body as a script saw it: Messages-shaped for both APIs."""
+        if self.body is not None and self.is_responses:
+            return responses.messages_view(self.body)
+        return self.body
 
     def text(self) -> str:
         return self.raw.decode("utf-8", "replace")
@@ -212,6 +228,9 @@ class _Handler(BaseHTTPRequestHandler):
         if path.endswith("/v1/messages") and body is not None:
             self._answer_messages(raw, body)
             return
+        if path.endswith("/v1/responses") and body is not None:
+            self._answer_responses(raw, body)
+            return
         self._record(raw, body, "other")
         self._send_json(200, {})
 
@@ -222,6 +241,17 @@ class _Handler(BaseHTTPRequestHandler):
         self._record(b"", None, "other")
         self._send_json(200, {})
 
+    def do_CONNECT(self) -> None:
+        """A proxy tunnel: refused, and recorded (``kind="connect"``), so a CLI pointed here as
+        its proxy (:class:`~plangate.harness.codex.CodexEnv` does) reaches nothing outside and
+        a test can see that it tried."""
+        self._record(b"", None, "connect")
+        self.send_response(403)
+        self.send_header("Content-Length", "0")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+
     def _record(
         self,
         raw: bytes,
@@ -231,13 +261,15 @@ class _Handler(BaseHTTPRequestHandler):
         side_reason: str | None = None,
         agent_prompt: str | None = None,
         reply: JSONObject | None = None,
+        api: str | None = None,
     ) -> None:
         parts = urlsplit(self.path)
+        tunnel = self.command == "CONNECT"  # its target is host:port, not a URL
         self.server.standin._add(
             RecordedRequest(
                 method=self.command,
-                path=parts.path,
-                query=parts.query,
+                path=self.path if tunnel else parts.path,
+                query="" if tunnel else parts.query,
                 headers={k.lower(): v for k, v in self.headers.items()},
                 raw=raw,
                 body=body,
@@ -246,6 +278,7 @@ class _Handler(BaseHTTPRequestHandler):
                 side_reason=side_reason,
                 agent_prompt=agent_prompt,
                 reply=reply,
+                api=api,
             )
         )
 
@@ -273,12 +306,39 @@ class _Handler(BaseHTTPRequestHandler):
             side_reason=side_reason,
             agent_prompt=agent_prompt,
             reply=message,
+            api="messages",
         )
         if body.get("stream"):
             payload = b"".join(_sse(name, data) for name, data in events)
             self._send(200, payload, "text/event-stream; charset=utf-8")
         else:
             self._send_json(200, message)
+
+    def _answer_responses(self, raw: bytes, body: JSONObject) -> None:
+        standin = self.server.standin
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        kind, side_reason = responses.classify(headers)
+        request = ModelRequest(
+            body=responses.messages_view(body),
+            kind=kind,
+            side_reason=side_reason,
+            api="responses",
+            wire=body,
+        )
+        model = str(body.get("model") or "standin")
+        try:
+            reply = call_script(standin.script, request)
+            answer, events = responses.render_response(reply, model, _estimate_tokens(body))
+        except Exception as exc:  # a broken script must not hang the session
+            standin.errors.append(exc)
+            reply = Reply([Text(f"stand-in script error: {exc!r}")])
+            answer, events = responses.render_response(reply, model, _estimate_tokens(body))
+        self._record(raw, body, kind, side_reason=side_reason, reply=answer, api="responses")
+        if body.get("stream", True):
+            payload = b"".join(_sse(name, data) for name, data in events)
+            self._send(200, payload, "text/event-stream; charset=utf-8")
+        else:
+            self._send_json(200, answer)
 
 
 class _Server(ThreadingHTTPServer):
@@ -375,6 +435,7 @@ class StandIn:
                     "agent_prompt": request.agent_prompt,
                     "body": request.body,
                     "reply": request.reply,
+                    "api": request.api,
                 }
                 with self._log_path.open("a", encoding="utf-8") as fh:
                     fh.write(json.dumps(entry) + "\n")
@@ -389,6 +450,14 @@ class StandIn:
         """The ``/v1/messages`` requests, optionally only those of one kind."""
         return [r for r in self.requests if r.is_messages and (kind is None or r.kind == kind)]
 
+    def responses_requests(self, kind: str | None = None) -> list[RecordedRequest]:
+        """The ``/v1/responses`` requests (Codex CLI), optionally only those of one kind."""
+        return [r for r in self.requests if r.is_responses and (kind is None or r.kind == kind)]
+
+    def codex_base_url(self) -> str:
+        """The ``base_url`` of a Codex model provider (Codex posts ``{base_url}/responses``)."""
+        return f"{self.base_url}/v1"
+
     def saw(self, needle: str) -> bool:
         """True when any request body sent to the model contains ``needle``.
 
@@ -401,6 +470,15 @@ class StandIn:
                 return True
         return False
 
+    def outside_attempts(self) -> list[str]:
+        """What a CLI using this stand-in as its proxy tried to reach elsewhere (``CONNECT``
+        targets, and plain-HTTP requests for other hosts)."""
+        found = []
+        for r in self.requests:
+            if r.kind == "connect" or "://" in r.path:
+                found.append(f"{r.method} {r.path}")
+        return found
+
     def paths(self) -> list[str]:
         return [f"{r.method} {r.path}" for r in self.requests]
 
@@ -408,7 +486,9 @@ class StandIn:
         """Every tool call the stand-in made, in order."""
         calls: list[ToolUse] = []
         for r in self.requests:
-            if r.reply:
+            if r.reply and r.is_responses:
+                calls.extend(responses.tool_calls_of(r.reply))
+            elif r.reply:
                 for b in r.reply.get("content", []):
                     if b.get("type") == "tool_use":
                         calls.append(ToolUse(name=b["name"], input=b["input"], id=b["id"]))
