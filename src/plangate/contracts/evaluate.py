@@ -158,6 +158,17 @@ def _behind(verdict: Verdict, tool_use_id: str) -> bool:
     return not events or events[-1].kind not in ANSWERED
 
 
+def codex_payload(payload: dict[str, Any]) -> bool:
+    """Whether the hook payload is Codex CLI's: its ``transcript_path`` a rollout
+    (``…/sessions/YYYY/MM/DD/rollout-<time>-<session>.jsonl``) and a ``turn_id`` beside it."""
+    transcript = payload.get("transcript_path")
+    return (
+        isinstance(transcript, str)
+        and os.path.basename(transcript).startswith("rollout-")
+        and isinstance(payload.get("turn_id"), str)
+    )
+
+
 def read_events(
     payload: dict[str, Any],
     project: str,
@@ -181,17 +192,23 @@ def read_events(
     waits = tool_use_id is not None and payload.get("agent_id") is None
     until = time.monotonic() + JOURNAL_WAIT_SECONDS if settle is None else settle
     wait = Settle(until)
+    codex = codex_payload(payload)
     while True:
-        verdict = read_journal(
-            transcript,
-            session_id=session,
-            owners=project_owners(project),
-            config_dir=locations.claude_config_dir(),
-            select=select,
-            tool_use_id=tool_use_id,
-            index_dir=os.path.join(locations.state_root(), INDEX_DIR),
-            tracker=tracker,
-        )
+        if codex:
+            from plangate.journal.codex import read_rollout  # Codex CLI's session history
+
+            verdict = read_rollout(transcript, session_id=session)
+        else:
+            verdict = read_journal(
+                transcript,
+                session_id=session,
+                owners=project_owners(project),
+                config_dir=locations.claude_config_dir(),
+                select=select,
+                tool_use_id=tool_use_id,
+                index_dir=os.path.join(locations.state_root(), INDEX_DIR),
+                tracker=tracker,
+            )
         if verdict.status == ERROR or not waits:
             break
         if settle is None and not _behind(verdict, str(tool_use_id)):

@@ -172,6 +172,11 @@ def edited_paths(use: ToolUse, cwd: str) -> list[str]:
     if use.name == "Bash":
         command = data.get("command")
         return bash_writes.written_files(command, cwd) if isinstance(command, str) else []
+    if use.name == "apply_patch":  # Codex's
+        from plangate.contracts import patch_writes
+
+        patch = data.get("command")
+        return patch_writes.written_files(patch, cwd) if isinstance(patch, str) else []
     return []
 
 

@@ -28,7 +28,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from plangate.hook_io.protocol import Output, Payload
 
-WRITE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
+WRITE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit", "apply_patch")  # the last: Codex's
 ENTRY_TOOLS = ("Read", "Agent")  # registered with ``if`` conditions (hook_registry)
 TOOLS = ("Skill", "Bash") + WRITE_TOOLS + ENTRY_TOOLS
 DEADLINE_ENV = "PLANGATE_GUARD_DEADLINE_MS"
@@ -46,6 +46,11 @@ def paths_of(tool: str, tool_input: dict[str, object], cwd: str) -> list[str] | 
 
         command = tool_input.get("command")
         return bash_writes.written_files(command, cwd) if isinstance(command, str) else []
+    if tool == "apply_patch":
+        from plangate.contracts import patch_writes
+
+        patch = tool_input.get("command")
+        return patch_writes.written_files(patch, cwd) if isinstance(patch, str) else []
     path = tool_input.get("file_path") or tool_input.get("notebook_path")
     if not isinstance(path, str) or not path:
         return []

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from plangate.hook_io.protocol import Output, Payload
 
 WRITE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
-TOOLS = ("Bash", *WRITE_TOOLS)
+TOOLS = ("Bash", *WRITE_TOOLS, "apply_patch")
 SHELL_DEPTH_MAX = 4
 """How deep ``sh -c "sh -c …"`` is read as commands (deeper, as text)."""
 SCRIPT_MAX = 64 * 1024
@@ -404,15 +404,22 @@ def check(payload: Payload) -> Found | None:
         if not isinstance(command, str):
             return None
         return bash(command, cwd, project=project, transcript=transcript)
-    path = write_path(tool_input, cwd)
-    if path is None:
-        return None
-    what = Judge(cwd, project, transcript).path(path)
-    if what is None:
-        return None
-    from plangate.decisions.defence_codes import PROTECTED_PATH
+    if tool == "apply_patch":  # Codex: the patch names every file it writes
+        from plangate.contracts.patch_writes import written_files
 
-    return Found(PROTECTED_PATH, path, what)
+        text = tool_input.get("command")
+        paths = written_files(text, cwd) if isinstance(text, str) else []
+    else:
+        path = write_path(tool_input, cwd)
+        paths = [path] if path is not None else []
+    judge = Judge(cwd, project, transcript)
+    for path in paths:
+        what = judge.path(path)
+        if what is not None:
+            from plangate.decisions.defence_codes import PROTECTED_PATH
+
+            return Found(PROTECTED_PATH, path, what)
+    return None
 
 
 def refusal(payload: Payload) -> Output | None:

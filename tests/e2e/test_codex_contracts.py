@@ -1,0 +1,112 @@
+"""A workflow contract holds in OpenAI's Codex CLI (0.171.0, real ``codex exec`` on the
+stand-in): the person began a cc-sdd workflow in this project (in Claude Code), it is in its
+requirements phase, and they go on in Codex. plangate's contract hook, registered in
+``$CODEX_HOME/hooks.json``, reads Codex's own session history (:mod:`plangate.journal.codex`)
+and the workflow's progress in the project (:mod:`plangate.contracts.progress`):
+
+- the model's ``apply_patch`` of ``src/greet.py`` is refused (``contract_edit_scope``), and
+  Codex gives the model the reason as the call's output; the file is not written;
+- its ``apply_patch`` of the requirements file is allowed and written;
+- a shell command that writes ``src/`` is refused too;
+- an ``apply_patch`` of plangate's state root is refused (``protected_path``).
+
+The hooks run with ``--dangerously-bypass-hook-trust`` here: trusting them the way Codex does
+is ``plangate setup --codex``'s (tests/install)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from plangate.contracts import evaluate, progress
+from plangate.harness.codex import CodexEnv
+from plangate.harness.standin import Script, StandIn
+from plangate.harness.standin.responses import apply_patch, shell
+from plangate.hook_registry import hook_command
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
+
+SKILLS = ("kiro-spec-init", "kiro-spec-requirements", "kiro-spec-design", "kiro-impl")
+FEATURE = "greet"
+BLOCKED = "Command blocked by PreToolUse hook"
+
+
+def _patch(path: str, text: str) -> str:
+    body = "".join(f"+{line}\n" for line in text.splitlines())
+    return f"*** Begin Patch\n*** Add File: {path}\n{body}*** End Patch\n"
+
+
+def _project(codex: CodexEnv, state: Path) -> None:
+    """cc-sdd's skills installed for Claude Code, the workflow begun there: in requirements."""
+    project = codex.project_dir
+    for skill in SKILLS:
+        folder = project / ".claude" / "skills" / skill
+        folder.mkdir(parents=True)
+        (folder / "SKILL.md").write_text(f"---\nname: {skill}\n---\n")
+    contract = next(c for c in evaluate.applying(str(project), str(state)).contracts)
+    progress.began(
+        contract,
+        "requirements",
+        {"feature": FEATURE},
+        str(project),
+        "claude-session",
+        [],
+        str(state),
+    )
+    hooks = {
+        "hooks": {
+            "PreToolUse": [
+                {
+                    "matcher": "^(Bash|apply_patch)$",
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": hook_command("plangate.hooks.contract_pre_tool_use"),
+                            "timeout": 30,
+                        }
+                    ],
+                }
+            ]
+        }
+    }
+    (codex.codex_home / "hooks.json").write_text(json.dumps(hooks))
+
+
+def test_a_workflow_begun_in_claude_code_holds_its_edit_limits_in_codex(
+    tmp_path: Path, codex_bin: Path
+) -> None:
+    state = tmp_path / "state"
+    script = Script(
+        main=[
+            [apply_patch(_patch("src/greet.py", "def greet():\n    return 'hi'"))],
+            [apply_patch(_patch(f".kiro/specs/{FEATURE}/notes.md", "# Notes"))],
+            [shell("mkdir -p src && echo 'x = 1' > src/other.py")],
+            [apply_patch(_patch(str(state / "config.json"), "{}"))],
+            "Stopped where the workflow said.",
+        ]
+    )
+    with StandIn(script) as model:
+        codex = CodexEnv.create(
+            tmp_path / "cx", model, binary=codex_bin, extra_env={"PLANGATE_STATE_ROOT": str(state)}
+        )
+        _project(codex, state)
+        result = codex.exec(
+            "carry on with the greeting", extra_args=["--dangerously-bypass-hook-trust"]
+        )
+        assert result.ok, result.describe()
+        told = [str(r.body) for r in model.responses_requests()]
+    project = codex.project_dir
+    assert not (project / "src" / "greet.py").exists()
+    assert (project / ".kiro" / "specs" / FEATURE / "notes.md").is_file()
+    assert not (project / "src" / "other.py").exists()
+    assert not (state / "config.json").exists()
+    seen = " ".join(told)
+    assert seen.count(BLOCKED) >= 3, seen[-2000:]
+    assert "contract_edit_scope" in seen and "protected_path" in seen
+    written = (state / "analytics" / "autoplan-guard.jsonl").read_text().splitlines()
+    log = [json.loads(line) for line in written]
+    codes = [line.get("code") for line in log]
+    assert codes.count("contract_edit_scope") == 2, log
+    assert "protected_path" in codes
