@@ -68,7 +68,9 @@ CONTRACTS_CACHE = "contracts.json"
 LOGS = "logs"
 """Crash logs, ``crash-<UTC time>-<pid>.log``."""
 RUNS = "runs"
-"""One folder per governed run (its worktree, ``errors.log``) and ``worker.log``."""
+"""One folder per governed run (its worktree, ``errors.log``) and ``WORKER_LOG``."""
+WORKER_LOG = "worker.log"
+"""The output of the background workers ``plangate run`` and the viewer start."""
 RUNS_DATABASE = "runs.db"
 """The runs' SQLite database (DBOS's and plangate's tables)."""
 MARKETPLACE = "claude-plugin"
@@ -160,7 +162,7 @@ class Folder:
         """Append ``data`` to the file ``name`` in one write (``O_APPEND``, created 0600,
         never through a link); the file's size after it. A short write raises ``OSError``
         (ENOSPC), as does anything else that fails."""
-        descriptor = os.open(self.file(name), APPEND_FLAGS, 0o600)
+        descriptor = self.appending(name)
         try:
             written = os.write(descriptor, data)
             size = os.fstat(descriptor).st_size
@@ -169,6 +171,11 @@ class Folder:
         if written != len(data):
             raise OSError(errno.ENOSPC, "No space left on device")
         return size
+
+    def appending(self, name: str) -> int:
+        """A descriptor that appends to the file ``name`` (``O_APPEND``, created 0600, never
+        through a link), for a child process's output; the caller closes it."""
+        return os.open(self.file(name), APPEND_FLAGS, 0o600)
 
     def create(self, name: str, data: bytes = b"", *, durable: bool = False) -> str:
         """Make the new file ``name`` (0600) holding ``data``; its path.
