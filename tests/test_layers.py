@@ -34,7 +34,7 @@ LAYERS: list[set[str]] = [
         "files",
         "jsonio",
         "locations",
-        "state_folders",
+        "state_root",
         "processes",
         "markdown",
         "deferred",

@@ -18,6 +18,8 @@ from __future__ import annotations
 import os
 import sys
 
+from plangate.state_root import AUDIT_HOLDS, StateRoot
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
 
     from plangate.journal.events import Event
 
-HOLDS_DIR = "audit-holds"
+HOLDS_DIR = AUDIT_HOLDS
 NAMED = 3
 """How many unguarded calls the hold names; the rest are counted."""
 READ_SECONDS = 4.0
@@ -199,18 +201,10 @@ def marker_name(session: str, count: int) -> str:
 
 def _mark(root: str, name: str) -> bool:
     """Record the hold; False when another stop hook recorded it first (or it cannot be)."""
-    from plangate.state_folders import CLOEXEC, NOFOLLOW, state_folder
-
     try:
-        folder = state_folder(HOLDS_DIR, root=root)
-        fd = os.open(
-            os.path.join(folder, name),
-            os.O_WRONLY | os.O_CREAT | os.O_EXCL | CLOEXEC | NOFOLLOW,
-            0o600,
-        )
+        StateRoot(root).folder(HOLDS_DIR).create(name)
     except OSError:
         return False
-    os.close(fd)
     return True
 
 

@@ -31,6 +31,7 @@ from plangate.errors import (
     UsageError,
 )
 from plangate.locations import state_root
+from plangate.state_root import LOGS, StateRoot
 
 COMMANDS = (
     "journal",
@@ -258,16 +259,21 @@ def write_crash_log(text: str) -> tuple[str | None, str]:
     except Exception as error:  # a state root plangate cannot even name
         root, problem = "", f"{type(error).__name__}: {error}"
     else:
-        path, problem = _write_private(os.path.join(root, "logs"), name, text)
-        if path is not None:
-            return path, ""
-    fallback, second = _write_private(tempfile.gettempdir(), f"plangate-{name}", text)
+        try:
+            folder = StateRoot(root).folder(LOGS)
+            return folder.create(name, text.encode("utf-8", "replace")), ""
+        except Exception as error:
+            path = os.path.join(root, LOGS, name)
+            problem = f"{path}: {getattr(error, 'strerror', None) or error}"
+    fallback, second = _temporary_file(f"plangate-{name}", text)
     if fallback is not None:
         return fallback, f"the state root {root or '?'} cannot be written: {problem}"
     return None, f"no crash log: {problem}; {second}"
 
 
-def _write_private(folder: str, name: str, text: str) -> tuple[str | None, str]:
+def _temporary_file(name: str, text: str) -> tuple[str | None, str]:
+    """The crash log in the temporary folder, when the state root cannot take it."""
+    folder = tempfile.gettempdir()
     path = os.path.join(folder, name)
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)

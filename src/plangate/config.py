@@ -28,12 +28,13 @@ import os
 from plangate import files, jsonio
 from plangate.errors import ConfigError, StateError, UsageError
 from plangate.locations import state_root
+from plangate.state_root import CONFIG, StateRoot
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-CONFIG_FILE = "config.json"
+CONFIG_FILE = CONFIG
 LOCK_SUFFIX = ".plangate-lock"
 LOCK_TIMEOUT_S = 10.0
 
@@ -345,8 +346,8 @@ def set(name: str, value: bool | int | str, *, path: str | None = None) -> bool:
     if path is None:
         path = config_path()
     folder = os.path.dirname(path) or "."
-    try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
+    try:  # the state root: a real folder of ours, made 0700 when missing
+        StateRoot(folder).folder()
     except OSError as error:
         raise StateError(
             f"cannot create {display_path(folder)}: {error.strerror or error}",

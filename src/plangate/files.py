@@ -27,7 +27,8 @@ taken over: its file is renamed away, and the next contender locks a fresh one.
 Neither ever writes through a symbolic link: the temporary file and the lock file are opened
 with ``O_NOFOLLOW``, and a rename replaces a link planted at the target rather than what it
 points to. The folder they are in is the caller's to check
-(:func:`plangate.state_folders.state_folder`).
+(:meth:`plangate.state_root.StateRoot.folder`), and every write under the state root goes
+through :mod:`plangate.state_root`.
 """
 
 from __future__ import annotations

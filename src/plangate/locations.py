@@ -19,7 +19,7 @@ def _home() -> str:
 def state_root(environ: Mapping[str, str] | None = None) -> str:
     """plangate's state root: ``$PLANGATE_STATE_ROOT`` (in ``environ``, default the process
     environment), default ``~/.plangate``. Never resolves a link: a root that is one is
-    refused where plangate writes (:mod:`plangate.state_folders`)."""
+    refused where plangate writes (:mod:`plangate.state_root`)."""
     configured = (os.environ if environ is None else environ).get(STATE_ROOT_ENV, "")
     if configured:
         return os.path.abspath(configured)

@@ -16,13 +16,14 @@ from __future__ import annotations
 import os
 
 from plangate.locations import claude_config_dir, state_root
+from plangate.state_root import MARKETPLACE
 
 PLUGIN_NAME = "plangate"
 """The plugin's name, and so the prefix of its skills' names (``plangate:<skill>``)."""
 MARKETPLACE_NAME = "plangate"
 PLUGIN_ID = f"{PLUGIN_NAME}@{MARKETPLACE_NAME}"
 """What ``claude plugin install`` takes and Claude Code's settings record."""
-MARKETPLACE_DIR = "claude-plugin"
+MARKETPLACE_DIR = MARKETPLACE
 """The marketplace folder in the state root; the plugin is its subfolder :data:`PLUGIN_NAME`."""
 PLUGIN_MARKER = ".plangate-installed"
 """Written into every folder plangate builds (the skills it installs, the plugin)."""

@@ -268,7 +268,10 @@ def test_plangate_raise_lets_the_exception_through(tmp_path: Path) -> None:
 def test_no_crash_log_at_all_still_prints_the_traceback(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(cli, "_write_private", lambda folder, name, text: (None, "no room"))
+    state = tmp_path / "not-a-folder"
+    state.write_text("")
+    monkeypatch.setenv("PLANGATE_STATE_ROOT", str(state))
+    monkeypatch.setattr(cli, "_temporary_file", lambda name, text: (None, "no room"))
     try:
         raise RuntimeError("boom")
     except RuntimeError:
@@ -277,8 +280,10 @@ def test_no_crash_log_at_all_still_prints_the_traceback(
     assert "RuntimeError: boom" in err and "Traceback" in err
     assert err.splitlines()[-1].startswith(
         "plangate log: internal error (a bug): RuntimeError: boom; the traceback is above "
-        "(no crash log: no room; no room)"
+        f"(no crash log: {state / 'logs'}/crash-"
     )
+    last = err.splitlines()[-1]
+    assert f"STATE_FOLDER_UNSAFE: {state} is not a folder" in last and "; no room)" in last
 
 
 def test_an_expected_error_from_a_command_that_promises_none_is_a_bug(

@@ -140,7 +140,7 @@ def test_a_planted_link_is_never_written_through(
 
 
 def test_a_state_folder_of_another_user_is_refused(tmp_path: Path) -> None:
-    from plangate.state_folders import UNSAFE, UnsafeFolder, state_folder
+    from plangate.state_root import UNSAFE, StateRoot, UnsafeFolder
 
     if os.geteuid() != 0:
         pytest.skip("making a folder another user's needs root")
@@ -148,20 +148,20 @@ def test_a_state_folder_of_another_user_is_refused(tmp_path: Path) -> None:
     (root / "analytics").mkdir(parents=True)
     os.chown(root / "analytics", 12345, 12345)
     with pytest.raises(UnsafeFolder) as refused:
-        state_folder("analytics", root=str(root))
+        StateRoot(str(root)).folder("analytics")
     assert UNSAFE in str(refused.value) and "another user" in str(refused.value)
     assert "PLANGATE_STATE_ROOT" in refused.value.remedy
 
 
 def test_a_state_folder_is_made_private_and_checked_from_the_root_down(tmp_path: Path) -> None:
-    from plangate.state_folders import UnsafeFolder, state_folder
+    from plangate.state_root import StateRoot, UnsafeFolder
 
     root = tmp_path / "state"
-    made = Path(state_folder("skill-gates", "s1", root=str(root)))
+    made = Path(StateRoot(str(root)).folder("skill-gates", "s1").path)
     assert made == root / "skill-gates" / "s1" and made.is_dir()
     assert (made.stat().st_mode & 0o777) == 0o700
     (root / "hooks").write_text("not a folder")
     with pytest.raises(UnsafeFolder, match="is not a folder"):
-        state_folder("hooks", root=str(root))
+        StateRoot(str(root)).folder("hooks")
     with pytest.raises(FileNotFoundError):
-        state_folder("analytics", root=str(root), create=False)
+        StateRoot(str(root)).folder("analytics", create=False)

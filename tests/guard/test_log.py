@@ -12,6 +12,7 @@ import pytest
 
 from plangate.decisions import log
 from plangate.decisions.reasons import Decision
+from plangate.state_root import StateRoot
 from tests.conftest import Unprivileged
 
 BASE_KEYS = {"schema", "ts", "decision", "disposition", "code", "path", "claude_code_version"}
@@ -153,10 +154,10 @@ def test_trim_drops_empty_lines_and_a_cut_first_line(
     path = tmp_path / "log.jsonl"
     path.write_bytes(b"aaaa\n\n" + b"".join(b"line%d\n\n" % n for n in range(10)))
     monkeypatch.setattr(log, "TAIL_READ_BYTES", 40)
-    assert log.trim(str(path), keep=3)
+    assert log.trim(StateRoot(str(tmp_path)).folder(), "log.jsonl", keep=3)
     assert path.read_bytes() == b"line7\nline8\nline9\n"
     monkeypatch.setattr(log, "TAIL_READ_BYTES", 4096)
-    assert log.trim(str(path), keep=100)
+    assert log.trim(StateRoot(str(tmp_path)).folder(), "log.jsonl", keep=100)
     assert path.read_bytes() == b"line7\nline8\nline9\n"
 
 
@@ -174,7 +175,7 @@ def test_a_failed_trim_leaves_no_temp_and_changes_nothing(
     assert log.append_decision(Decision.deny("cycle"), state_root=str(tmp_path))
     assert len(path.read_text().splitlines()) == 1501
     assert os.listdir(path.parent) == [path.name]
-    assert log.trim(str(tmp_path / "missing.jsonl")) is False
+    assert log.trim(StateRoot(str(tmp_path)).folder(), "missing.jsonl") is False
 
 
 WRITER = """

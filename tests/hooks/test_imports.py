@@ -30,7 +30,7 @@ HOOK_PATH_MODULES = sorted(
         "plangate.hook_registry",
         "plangate.jsonio",
         "plangate.locations",
-        "plangate.state_folders",
+        "plangate.state_root",
     ]
     + [
         f"{package.__name__}.{info.name}"

@@ -22,11 +22,9 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any, TextIO
 
 from plangate.errors import EXIT_INTERRUPTED, ExitCodes
-from plangate.locations import state_root
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -116,7 +114,7 @@ def detached(engine: Engine, run_id: str, out: TextIO, spawn: bool) -> int:
             file=out,
         )
     elif spawn:
-        pid = spawn_worker(Path(state_root()) / "runs" / "worker.log")
+        pid = spawn_worker()
         print(
             f"Run {run_id} is queued; no live worker serves the runs database, so started a "
             f"background worker here (process {pid}), which stops once no run is left. "

@@ -33,8 +33,9 @@ from __future__ import annotations
 
 import os
 
-from plangate import jsonio, locations
+from plangate import jsonio
 from plangate.contracts.templates import absolute, expand, fill
+from plangate.state_root import APPROVAL_KEY, APPROVALS, StateRoot
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -43,8 +44,8 @@ if TYPE_CHECKING:
     from plangate.contracts.model import Contract, Phase
     from plangate.contracts.state import Session
 
-RECORDS = "contract-approvals.jsonl"
-KEY = "approval.key"
+RECORDS = APPROVALS
+KEY = APPROVAL_KEY
 KEY_BYTES = 32
 SCHEMA = 2
 SIGNED_FIELDS = ("schema", "ts", "workflow", "phase", "feature", "project", "digest")
@@ -57,13 +58,11 @@ CARRIED = "earlier-conversation"
 
 
 def records_path(state_root: str | None = None) -> str:
-    root = state_root if state_root is not None else locations.state_root()
-    return os.path.join(root, RECORDS)
+    return StateRoot(state_root).file(RECORDS)
 
 
 def key_path(state_root: str | None = None) -> str:
-    root = state_root if state_root is not None else locations.state_root()
-    return os.path.join(root, KEY)
+    return StateRoot(state_root).file(KEY)
 
 
 def read_key(state_root: str | None = None) -> bytes | None:
@@ -101,18 +100,11 @@ def signing_key(state_root: str | None = None) -> bytes:
             f"remove {path}; the next approval makes a new key, and approvals recorded "
             "under the old one must be given again",
         )
-    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
     key = os.urandom(KEY_BYTES)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
-        fd = os.open(path, flags, 0o600)
+        StateRoot(state_root).folder().create(KEY, key, durable=True)
     except FileExistsError:  # another approval made it first
         return signing_key(state_root)
-    try:
-        os.write(fd, key)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
     return key
 
 
@@ -190,12 +182,9 @@ def record_approval(
         "digest": digest(files) if digest_hex is None else digest_hex,
     }
     line["mac"] = mac(signing_key(state_root), line)
-    from plangate.state_folders import append_to, state_folder
-
     path = records_path(state_root)
-    try:
-        state_folder(root=os.path.dirname(path))  # the state root: a real folder of ours
-        append_to(path, (jsonio.dumps(line) + "\n").encode("utf-8"))
+    try:  # the state root: a real folder of ours
+        StateRoot(state_root).folder().append(RECORDS, (jsonio.dumps(line) + "\n").encode("utf-8"))
     except OSError as error:
         from plangate.errors import StateError
 

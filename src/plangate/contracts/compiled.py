@@ -24,18 +24,17 @@ off silently either.
 
 from __future__ import annotations
 
-import os
-
-from plangate import jsonio, locations
+from plangate import jsonio
 from plangate.contracts import model
 from plangate.errors import ContractError
+from plangate.state_root import CACHE, CONTRACTS_CACHE, StateRoot
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-CACHE_DIR = "cache"
-CACHE_NAME = "contracts.json"
+CACHE_DIR = CACHE
+CACHE_NAME = CONTRACTS_CACHE
 SCHEMA = 2
 SEAL = "seal"
 _SEAL_TAG = b"plangate contracts cache 2\n"
@@ -46,14 +45,14 @@ SALVAGED = "salvaged"
 
 
 def cache_path(state_root: str | None = None) -> str:
-    root = state_root if state_root is not None else locations.state_root()
-    return os.path.join(root, CACHE_DIR, CACHE_NAME)
+    return StateRoot(state_root).file(CACHE_DIR, CACHE_NAME)
 
 
 class Cache:
     """Contracts by path, loaded from and saved to the cache file."""
 
     def __init__(self, state_root: str | None = None) -> None:
+        self.root = state_root
         self.path = cache_path(state_root)
         self.entries: dict[str, dict[str, Any]] = {}
         self.changed = False
@@ -164,12 +163,10 @@ class Cache:
     def save(self) -> None:
         if not self.changed:
             return
-        from plangate.files import replace
-
         try:
-            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            folder = StateRoot(self.root).folder(CACHE_DIR)
             data = jsonio.dumps({"schema": SCHEMA, "entries": self.entries})
-            replace(self.path, data.encode("utf-8"), 0o600)
+            folder.replace(CACHE_NAME, data.encode("utf-8"), 0o600)
         except (OSError, ValueError):
             pass  # only a cache
         self.changed = False

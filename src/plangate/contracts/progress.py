@@ -8,7 +8,7 @@ it (``docs/contracts.md``, "A workflow across conversations"):
 * **per workflow instance**: one file per project, workflow and bound variables (the
   feature), ``<state root>/contract-progress/<project's digest>/<digest>.json`` (a call
   reads its own project's files only), written whole by rename, never
-  through a link (:mod:`plangate.files`), under a lock so that two hooks do not lose each
+  through a link (:mod:`plangate.state_root`), under a lock so that two hooks do not lose each
   other's update. The state root is a protected path: the agent cannot write here.
 * **what it holds**: the phase begun last and when, the conversation that began it, and the
   approvals each conversation's live chain held when plangate last read it (who gave each:
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
     from plangate.contracts.model import Contract
     from plangate.contracts.state import Session
+    from plangate.state_root import Folder
 
 FOLDER = "contract-progress"
 VERSION = 1
@@ -114,12 +115,12 @@ def _key(project: str, workflow: str, values: dict[str, str]) -> str:
     return _digest(project, workflow, scope_of(values)) + ".json"
 
 
-def _folder(project: str, state_root: str | None, create: bool = True) -> str:
+def _folder(project: str, state_root: str | None, create: bool = True) -> Folder:
     """``<state root>/contract-progress/<project's digest>``: a call lists and reads its own
     project's instances only."""
-    from plangate.state_folders import state_folder
+    from plangate.state_root import StateRoot
 
-    return state_folder(FOLDER, _digest(project), root=state_root, create=create)
+    return StateRoot(state_root).folder(FOLDER, _digest(project), create=create)
 
 
 def _read(path: str) -> dict[str, object] | None:
@@ -136,14 +137,14 @@ def instances(project: str, state_root: str | None = None) -> list[Progress]:
     """Every workflow instance kept for ``project`` (ended ones too), begun last first."""
     try:
         folder = _folder(project, state_root, create=False)
-        names = os.listdir(folder)
+        names = folder.names()
     except OSError:
         return []
     found: list[Progress] = []
     for name in names:
         if not name.endswith(".json"):
             continue
-        path = os.path.join(folder, name)
+        path = folder.file(name)
         document = _read(path)
         if document is not None and document.get("project") == project:
             found.append(Progress(path, document))
@@ -160,35 +161,11 @@ def find(
     project: str, workflow: str, values: dict[str, str], state_root: str | None = None
 ) -> Progress | None:
     try:
-        path = os.path.join(
-            _folder(project, state_root, create=False), _key(project, workflow, values)
-        )
+        path = _folder(project, state_root, create=False).file(_key(project, workflow, values))
     except OSError:
         return None
     document = _read(path)
     return Progress(path, document) if document is not None else None
-
-
-class _Locked:
-    """The instance's document under an exclusive lock, written back by :meth:`save`."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.descriptor = -1
-
-    def __enter__(self) -> _Locked:
-        import fcntl
-
-        flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-        self.descriptor = os.open(self.path[: -len(".json")] + ".lock", flags, 0o600)
-        fcntl.flock(self.descriptor, fcntl.LOCK_EX)
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        os.close(self.descriptor)  # releases the lock
-
-    def save(self, document: dict[str, object]) -> None:
-        files.replace(self.path, jsonio.dumps(document).encode())
 
 
 def _update(
@@ -203,9 +180,10 @@ def _update(
     ``change`` says it changed. A store that cannot be written leaves the journal's word
     alone (as before it existed); never raises."""
     try:
-        path = os.path.join(_folder(project, state_root), _key(project, workflow, values))
-        with _Locked(path) as locked:
-            document = _read(path)
+        folder = _folder(project, state_root)
+        name = _key(project, workflow, values)
+        with folder.hold(name[: -len(".json")] + ".lock"):  # the document, under a lock
+            document = _read(folder.file(name))
             if document is None:
                 if not create:
                     return
@@ -218,7 +196,7 @@ def _update(
                     "ended": None,
                 }
             if change(document):
-                locked.save(document)
+                folder.replace(name, jsonio.dumps(document).encode())
     except OSError:
         return
 
@@ -349,11 +327,19 @@ def end(
     return ended
 
 
-def reset(item: Progress) -> None:
+def reset(item: Progress, state_root: str | None = None) -> None:
     """Forget the instance's progress: the workflow starts over, and approvals given in
     earlier conversations no longer count (the caller forgets its phases' snapshots)."""
-    files.remove_quietly(item.path)
-    files.remove_quietly(item.path[: -len(".json")] + ".lock")
+    try:
+        folder = _folder(item.project, state_root, create=False)
+    except OSError:
+        return
+    name = os.path.basename(item.path)
+    for kept in (name, name[: -len(".json")] + ".lock"):
+        try:  # noqa: SIM105 - contextlib would cost the hook path an import
+            folder.remove(kept)
+        except OSError:
+            pass
 
 
 def given_now(contract: Contract, session: Session, project: str) -> list[dict[str, object]]:

@@ -20,7 +20,7 @@ figures behind this choice: ``benchmarks/contract_drift.py``.
 
 **Where it is kept.** ``<state root>/contract-drift/<digest>.json``, one file per project,
 workflow, bound variables (the feature) and phase, written whole by rename, never through a
-link (:mod:`plangate.files`, :mod:`plangate.state_folders`); ``<digest>.latest`` beside it
+link (:mod:`plangate.files`, :mod:`plangate.state_root`); ``<digest>.latest`` beside it
 names the phase begun last for the project and workflow, for an entry in a session whose
 journal holds no phase yet.
 
@@ -35,6 +35,10 @@ import os
 import stat
 
 from plangate import files, jsonio
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from plangate.state_root import Folder
 
 FOLDER = "contract-drift"
 VERSION = 3
@@ -345,10 +349,10 @@ def _key(*parts: str) -> str:
     return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:40]
 
 
-def _folder(state_root: str | None, create: bool = True) -> str:
-    from plangate.state_folders import state_folder
+def _folder(state_root: str | None, create: bool = True) -> Folder:
+    from plangate.state_root import StateRoot
 
-    return state_folder(FOLDER, root=state_root, create=create)
+    return StateRoot(state_root).folder(FOLDER, create=create)
 
 
 def save(
@@ -375,7 +379,7 @@ def save(
         "hooks": snapshot.hooks,
     }
     data = jsonio.dumps(document).encode()
-    files.replace(os.path.join(folder, _key(project, workflow, scope, phase) + ".json"), data)
+    folder.replace(_key(project, workflow, scope, phase) + ".json", data)
     if latest:
         mark_latest(project, workflow, scope, phase, state_root)
 
@@ -385,7 +389,7 @@ def mark_latest(
 ) -> None:
     """Note ``phase`` as the phase begun last in the project for ``workflow``."""
     pointer = jsonio.dumps({"scope": scope, "phase": phase}).encode()
-    files.replace(os.path.join(_folder(state_root), _key(project, workflow) + ".latest"), pointer)
+    _folder(state_root).replace(_key(project, workflow) + ".latest", pointer)
 
 
 def _read(path: str) -> dict[str, object] | None:
@@ -403,7 +407,7 @@ def load(
         folder = _folder(state_root, create=False)
     except OSError:
         return None
-    document = _read(os.path.join(folder, _key(project, workflow, scope, phase) + ".json"))
+    document = _read(folder.file(_key(project, workflow, scope, phase) + ".json"))
     if document is None or document.get("version") != VERSION:
         return None
     if (document.get("project"), document.get("phase")) != (project, phase):
@@ -425,7 +429,7 @@ def latest(project: str, workflow: str, state_root: str | None = None) -> tuple[
         folder = _folder(state_root, create=False)
     except OSError:
         return None
-    document = _read(os.path.join(folder, _key(project, workflow) + ".latest"))
+    document = _read(folder.file(_key(project, workflow) + ".latest"))
     if document is None:
         return None
     scope, phase = document.get("scope"), document.get("phase")
@@ -441,5 +445,11 @@ def forget(
         folder = _folder(state_root, create=False)
     except OSError:
         return
-    files.remove_quietly(os.path.join(folder, _key(project, workflow, scope, phase) + ".json"))
-    files.remove_quietly(os.path.join(folder, _key(project, workflow) + ".latest"))
+    for name in (
+        _key(project, workflow, scope, phase) + ".json",
+        _key(project, workflow) + ".latest",
+    ):
+        try:  # noqa: SIM105 - contextlib would cost the hook path an import
+            folder.remove(name)
+        except OSError:
+            pass

@@ -18,22 +18,21 @@ from __future__ import annotations
 
 import os
 
-from plangate import locations
 from plangate.decisions.defence_codes import JOURNAL_UNTRUSTED
+from plangate.state_root import CONTRACT_RUNS, StateRoot
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from plangate.contracts.state import Session
 
-FOLDER = "contract-runs"
+FOLDER = CONTRACT_RUNS
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
 
 
 def _marker(session_id: str, state_root: str | None = None) -> str | None:
     if not session_id or not set(session_id) <= _SAFE or session_id.startswith("."):
         return None
-    root = state_root if state_root is not None else locations.state_root()
-    return os.path.join(root, FOLDER, session_id)
+    return StateRoot(state_root).file(FOLDER, session_id)
 
 
 def mark_active(session_id: object, workflow: str, state_root: str | None = None) -> None:
@@ -45,16 +44,10 @@ def mark_active(session_id: object, workflow: str, state_root: str | None = None
     if path is None or os.path.exists(path):
         return
     try:
-        from plangate.state_folders import state_folder
-
-        state_folder(FOLDER, root=state_root)
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        folder = StateRoot(state_root).folder(FOLDER)
+        folder.create(os.path.basename(path), workflow.encode("utf-8", "replace"))
     except OSError:
         return
-    try:
-        os.write(descriptor, workflow.encode("utf-8", "replace"))
-    finally:
-        os.close(descriptor)
 
 
 def active_workflow(session_id: object, state_root: str | None = None) -> str | None:

@@ -11,7 +11,7 @@ an unrecognized shape) when non-empty. A workflow contract's decision adds ``wor
 ``human`` or ``command``), names from the contract. Never content, paths or prompts.
 
 Each line is appended with one ``os.write`` on a descriptor opened with ``O_APPEND`` (and
-``O_NOFOLLOW``, in a folder :func:`plangate.state_folders.state_folder` checked), so lines
+``O_NOFOLLOW``, in a folder :meth:`plangate.state_root.StateRoot.folder` checked), so lines
 from concurrent hook processes never interleave. Once the file passes 256 KiB it is rewritten
 to its newest 1,000 lines through a temporary file in the same folder and a rename (a line
 appended by another process during the rewrite can be lost; the log is diagnostics). Every
@@ -25,16 +25,17 @@ from __future__ import annotations
 import os
 import time
 
-from plangate import jsonio, locations
-from plangate.state_folders import append_to, state_folder
+from plangate import jsonio
+from plangate.state_root import ANALYTICS, DECISION_LOG, StateRoot
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from plangate.decisions.reasons import Decision
+    from plangate.state_root import Folder
 
 SCHEMA = 1
-LOG_DIR = "analytics"
-LOG_NAME = "autoplan-guard.jsonl"
+LOG_DIR = ANALYTICS
+LOG_NAME = DECISION_LOG
 ROTATE_BYTES = 256 * 1024
 """Past this size the file is trimmed to :data:`KEEP_LINES`."""
 KEEP_LINES = 1000
@@ -47,8 +48,7 @@ NAMES_MAX = 32
 
 def log_path(state_root: str | None = None) -> str:
     """Where the decision log lives (under ``state_root``, default :func:`locations.state_root`)."""
-    root = state_root if state_root is not None else locations.state_root()
-    return os.path.join(root, LOG_DIR, LOG_NAME)
+    return StateRoot(state_root).file(LOG_DIR, LOG_NAME)
 
 
 def utc_timestamp(now: float | None = None) -> str:
@@ -101,27 +101,26 @@ def append_decision(
     """Append one line for ``decision``; True when written. Never raises."""
     try:
         data = (jsonio.dumps(entry(decision, now, extra)) + "\n").encode("ascii")
-        path = os.path.join(state_folder(LOG_DIR, root=state_root), LOG_NAME)
-        if append_to(path, data) > ROTATE_BYTES:
-            trim(path)
+        folder = StateRoot(state_root).folder(LOG_DIR)
+        if folder.append(LOG_NAME, data) > ROTATE_BYTES:
+            trim(folder)
         return True
     except Exception:  # noqa: BLE001 - the log must never change a decision
         return False
 
 
-def trim(path: str, keep: int = KEEP_LINES) -> bool:
-    """Rewrite ``path`` to its newest ``keep`` non-empty lines; True when done. Never raises."""
+def trim(folder: Folder, name: str = LOG_NAME, keep: int = KEEP_LINES) -> bool:
+    """Rewrite the log ``name`` in ``folder`` to its newest ``keep`` non-empty lines; True
+    when done. Never raises."""
     try:
-        from plangate.files import read_nofollow, replace  # once the log is over 256 KiB only
-
-        start = max(0, os.lstat(path).st_size - TAIL_READ_BYTES)
-        tail = read_nofollow(path, TAIL_READ_BYTES, start)
+        start = max(0, os.lstat(folder.file(name)).st_size - TAIL_READ_BYTES)
+        tail = folder.read(name, TAIL_READ_BYTES, start)
         lines = tail.split(b"\n")
         if start > 0:
             lines = lines[1:]  # the first piece may be the end of a cut line
         kept = [line for line in lines if line.strip()][-keep:]
         data = b"".join(line + b"\n" for line in kept)
-        replace(path, data, 0o600)  # not durable: a summary, trimmed again when it grows
+        folder.replace(name, data, 0o600)  # not durable: a summary, trimmed again when it grows
         return True
     except Exception:  # noqa: BLE001 - the log must never change a decision
         return False

@@ -29,18 +29,20 @@ import errno
 import os
 import time
 
-from plangate import files, jsonio, locations
+from plangate import files, jsonio
 from plangate.gates import record_shape, space_reserve
 from plangate.gates.errors import GATE_LOCKED, GATE_STATE, GateError
-from plangate.state_folders import UnsafeFolder, append_to, state_folder
+from plangate.state_root import SKILL_GATES, StateRoot, UnsafeFolder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
+    from plangate.state_root import Folder
+
 SCHEMA = record_shape.SCHEMA
-FOLDER = "skill-gates"
+FOLDER = SKILL_GATES
 RECORD = "record.json"
 LOCK = "record.lock"
 PENDING = "errors.pending.jsonl"
@@ -55,7 +57,7 @@ ERRORS_KEPT = 100
 
 
 def gates_root(state_root: str | None = None) -> str:
-    return os.path.join(state_root if state_root is not None else locations.state_root(), FOLDER)
+    return StateRoot(state_root).file(FOLDER)
 
 
 def session_folder(session: str, state_root: str | None = None) -> str:
@@ -118,36 +120,28 @@ def why(error: OSError) -> str:
     return error.strerror or str(error)
 
 
-def _write(path: str, record: dict[str, Any]) -> None:
+def _write(folder: Folder, record: dict[str, Any]) -> None:
     data = (jsonio.dumps(record) + "\n").encode("ascii")
     try:
-        files.replace(path, data, 0o600, durable=True)
+        folder.replace(RECORD, data, 0o600, durable=True)
     except OSError as error:
         raise GateError(GATE_STATE, f"cannot write the session record: {why(error)}") from None
 
 
-def checked_folder(session: str, state_root: str | None = None) -> str:
+def checked_folder(session: str, state_root: str | None = None) -> Folder:
     """The session folder, created, and checked from the state root down
-    (:func:`plangate.state_folders.state_folder`); ``GATE_STATE`` when refused."""
+    (:meth:`plangate.state_root.StateRoot.folder`); ``GATE_STATE`` when refused."""
     try:
-        return state_folder(FOLDER, session, root=state_root)
+        return StateRoot(state_root).folder(FOLDER, session)
     except OSError as error:
         raise GateError(GATE_STATE, f"cannot use the session folder: {why(error)}") from None
 
 
 class SessionLock(files.Lock):
-    """The per-session lock (:class:`plangate.files.Lock` on ``record.lock``): waited for
-    ``wait`` seconds (``GATE_LOCKED`` after), taken over once held for ``stale`` seconds."""
+    """The per-session lock (:class:`plangate.files.Lock` on ``record.lock``, made by
+    :func:`session_lock`) that fails with ``GATE_LOCKED`` or ``GATE_STATE``."""
 
     __slots__ = ()
-
-    def __init__(self, folder: str, wait: float | None = None, stale: float | None = None):
-        super().__init__(
-            os.path.join(folder, LOCK),
-            timeout=LOCK_WAIT_S if wait is None else wait,
-            stale=LOCK_STALE_S if stale is None else stale,
-            poll=LOCK_POLL_S,
-        )
 
     def acquire(self) -> None:
         try:
@@ -158,6 +152,18 @@ class SessionLock(files.Lock):
             ) from None
         except OSError as error:
             raise GateError(GATE_STATE, f"cannot create the session lock: {why(error)}") from None
+
+
+def session_lock(folder: Folder, wait: float | None = None) -> files.Lock:
+    """The session lock: waited for ``wait`` seconds (``GATE_LOCKED`` after), taken over once
+    held for :data:`LOCK_STALE_S` seconds."""
+    return folder.lock(
+        LOCK,
+        timeout=LOCK_WAIT_S if wait is None else wait,
+        stale=LOCK_STALE_S,
+        poll=LOCK_POLL_S,
+        kind=SessionLock,
+    )
 
 
 def update(
@@ -173,15 +179,14 @@ def update(
     record cannot be read or written.
     """
     folder = checked_folder(session, state_root)
-    path = os.path.join(folder, RECORD)
     from plangate.gates.timing import utc_timestamp
 
-    with SessionLock(folder, wait=wait):
-        record = read_record(path) or new_record(session)
-        merge_pending(folder, record)
+    with session_lock(folder, wait=wait):
+        record = read_record(folder.file(RECORD)) or new_record(session)
+        merge_pending(folder.path, record)
         change(record)
         record["updated_at"] = utc_timestamp()
-        _write(path, record)
+        _write(folder, record)
     space_reserve.keep(state_root)
     return record
 
@@ -204,8 +209,7 @@ def append_pending(
 
 
 def _append(session: str, state_root: str | None, line: bytes) -> None:
-    folder = state_folder(FOLDER, session, root=state_root)
-    append_to(os.path.join(folder, PENDING), line)
+    StateRoot(state_root).folder(FOLDER, session).append(PENDING, line)
 
 
 def merge_pending(folder: str, record: dict[str, Any]) -> None:
@@ -288,20 +292,18 @@ def clean_old(
     current = time.time() if now is None else now
     removed: list[str] = []
     try:
-        root = state_folder(FOLDER, root=state_root, create=False)  # never through a link
-        names = os.listdir(root)
+        root = StateRoot(state_root).folder(FOLDER, create=False)  # never through a link
+        names = root.names()
     except OSError:
         return removed
     for name in names:
-        folder = os.path.join(root, name)
+        folder = root.file(name)
         if name == keep or name.startswith(".") or os.path.islink(folder):
             continue
         try:
             if not os.path.isdir(folder) or current - _newest_change(folder) < age:
                 continue
-            for entry in os.listdir(folder):
-                os.unlink(os.path.join(folder, entry))
-            os.rmdir(folder)
+            root.remove_folder(name)
             removed.append(name)
         except OSError:
             continue

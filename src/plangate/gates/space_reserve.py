@@ -13,8 +13,7 @@ from __future__ import annotations
 import errno
 import os
 
-from plangate import files
-from plangate.state_folders import state_folder
+from plangate.state_root import SKILL_GATES, StateRoot
 
 NAME = ".reserve"
 RESERVE_BYTES = 64 * 1024
@@ -22,17 +21,13 @@ FULL = (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
 """The errors that mean the disk (or the user's quota) is full."""
 
 
-def _path(state_root: str | None) -> str:
-    return os.path.join(state_folder("skill-gates", root=state_root), NAME)
-
-
 def keep(state_root: str | None = None) -> bool:
     """Make the reserve if it is missing; True when it is there. Never raises."""
     try:
-        path = _path(state_root)
-        if os.path.lexists(path):
+        folder = StateRoot(state_root).folder(SKILL_GATES)
+        if os.path.lexists(folder.file(NAME)):
             return True
-        files.replace(path, bytes(RESERVE_BYTES), 0o600)
+        folder.replace(NAME, bytes(RESERVE_BYTES), 0o600)
         return True
     except OSError:
         return False
@@ -41,7 +36,7 @@ def keep(state_root: str | None = None) -> bool:
 def release(state_root: str | None = None) -> bool:
     """Delete the reserve, giving its space back; True when there was one. Never raises."""
     try:
-        os.unlink(_path(state_root))
+        StateRoot(state_root).folder(SKILL_GATES).remove(NAME)
     except OSError:
         return False
     return True

@@ -2,7 +2,7 @@
 
 One line per marker (``<time> session=<id> event=<event> key=value …``), appended with one
 ``os.write`` on a descriptor opened with ``O_APPEND`` (and ``O_NOFOLLOW``, in a folder
-:func:`plangate.state_folders.state_folder` checked), so concurrent hooks never interleave
+:meth:`plangate.state_root.StateRoot.folder` checked), so concurrent hooks never interleave
 lines and none is written through a planted link. Past 1 MiB the file is renamed to
 ``<name>.log.1`` (replacing the previous one) and a new one starts, so count from the
 session record, not from the log. Logging never raises.
@@ -12,16 +12,18 @@ from __future__ import annotations
 
 import os
 
-from plangate import locations
-from plangate.state_folders import append_to, state_folder
+from plangate.state_root import GATE_LOGS, StateRoot
 
-FOLDER = "hooks"
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from plangate.state_root import Folder
+
+FOLDER = GATE_LOGS
 ROTATE_BYTES = 1024 * 1024
 
 
 def log_path(hook: str, state_root: str | None = None) -> str:
-    root = state_root if state_root is not None else locations.state_root()
-    return os.path.join(root, FOLDER, f"{hook}.log")
+    return StateRoot(state_root).file(FOLDER, f"{hook}.log")
 
 
 def append(hook: str, lines: list[str], state_root: str | None = None) -> bool:
@@ -30,22 +32,23 @@ def append(hook: str, lines: list[str], state_root: str | None = None) -> bool:
         return True
     try:
         data = "".join(line.replace("\n", " ") + "\n" for line in lines).encode("utf-8")
-        path = os.path.join(state_folder(FOLDER, root=state_root), f"{hook}.log")
-        _rotate_if_full(path, len(data))
-        append_to(path, data)
+        folder = StateRoot(state_root).folder(FOLDER)
+        name = f"{hook}.log"
+        _rotate_if_full(folder, name, len(data))
+        folder.append(name, data)
         return True
     except Exception:  # noqa: BLE001 - the trace log must never change a decision
         return False
 
 
-def _rotate_if_full(path: str, adding: int) -> None:
+def _rotate_if_full(folder: Folder, name: str, adding: int) -> None:
     try:
-        size = os.lstat(path).st_size
+        size = os.lstat(folder.file(name)).st_size
     except OSError:
         return
     if size + adding <= ROTATE_BYTES:
         return
     try:  # noqa: SIM105 - contextlib would cost the hook path an import
-        os.replace(path, path + ".1")
+        folder.rename(name, name + ".1")
     except OSError:
         pass

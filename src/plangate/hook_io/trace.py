@@ -17,7 +17,7 @@ registration removed), killed at its timeout or that died before its entry ran l
 line: ``plangate audit`` reports the call as unguarded.
 
 The line is one ``os.write`` on a descriptor opened ``O_APPEND | O_NOFOLLOW`` in a folder
-:func:`plangate.state_folders.state_folder` checked. Past :data:`ROTATE_BYTES` the file is
+:meth:`plangate.state_root.StateRoot.folder` checked. Past :data:`ROTATE_BYTES` the file is
 renamed to :data:`OLD_NAME` (replacing the older one), so two generations are kept and a
 rename is the only extra cost. Every failure is swallowed: the trace never changes an
 answer. Standard library only (hook path).
@@ -25,7 +25,6 @@ answer. Standard library only (hook path).
 
 from __future__ import annotations
 
-import os
 import time
 
 TYPE_CHECKING = False
@@ -235,12 +234,11 @@ def line_of(
 def append(data: bytes, state_root: str | None = None) -> bool:
     """Append one trace line; True when written. Never raises."""
     try:
-        from plangate.state_folders import append_to, state_folder
+        from plangate.state_root import StateRoot
 
-        folder = state_folder(TRACE_DIR, root=state_root)
-        path = os.path.join(folder, TRACE_NAME)
-        if append_to(path, data) > ROTATE_BYTES:
-            os.replace(path, os.path.join(folder, OLD_NAME))
+        folder = StateRoot(state_root).folder(TRACE_DIR)
+        if folder.append(TRACE_NAME, data) > ROTATE_BYTES:
+            folder.rename(TRACE_NAME, OLD_NAME)
         return True
     except Exception:  # noqa: BLE001 - the trace must never change an answer
         return False
@@ -256,8 +254,7 @@ def record(tee: Tee, said: Said, code: int, module: str, began: float) -> None:
 
 def trace_paths(state_root: str | None = None) -> list[str]:
     """The trace's files, older generation first."""
-    from plangate import locations
+    from plangate.state_root import StateRoot
 
-    root = state_root if state_root is not None else locations.state_root()
-    folder = os.path.join(root, TRACE_DIR)
-    return [os.path.join(folder, OLD_NAME), os.path.join(folder, TRACE_NAME)]
+    root = StateRoot(state_root)
+    return [root.file(TRACE_DIR, OLD_NAME), root.file(TRACE_DIR, TRACE_NAME)]

@@ -37,7 +37,7 @@ from plangate.journal.joined import SEARCHES, Joined
 from plangate.journal.longs import Longs
 from plangate.journal.packing import pack, unpack
 from plangate.journal.records import Record
-from plangate.state_folders import check_folder
+from plangate.state_root import StateRoot
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -417,7 +417,7 @@ def tail_crc(fd: int, boundary: int) -> int:
 def save(index_dir: str, session_id: str, index: Index) -> None:
     """Write atomically; a failure only means the next read is a full one. The folder (and
     the state root above it) must be real folders of this user's: a planted link is refused
-    (:mod:`plangate.state_folders`), and the save with it."""
+    (:mod:`plangate.state_root`), and the save with it."""
     try:
         safe_index_dir(index_dir)
         _append_blobs(index_dir, session_id, index)
@@ -443,12 +443,9 @@ def save(index_dir: str, session_id: str, index: Index) -> None:
 
 def safe_index_dir(index_dir: str) -> None:
     """Make ``index_dir`` (and the folder above it) if missing, refusing a link or another
-    user's folder at either with :class:`~plangate.state_folders.UnsafeFolder`."""
-    parent = os.path.dirname(os.path.abspath(index_dir))
-    if not os.path.lexists(parent):
-        os.makedirs(parent, mode=0o700, exist_ok=True)
-    check_folder(parent)
-    check_folder(index_dir)
+    user's folder at either with :class:`~plangate.state_root.UnsafeFolder`."""
+    folder = os.path.abspath(index_dir)
+    StateRoot(os.path.dirname(folder)).folder(os.path.basename(folder))
 
 
 def _copy(value: Any, deep: bool = True) -> Any:

@@ -425,11 +425,14 @@ _DETACH = (
 )
 
 
-def spawn_worker(log_path: Path) -> int:
+def spawn_worker() -> int:
     """Start ``plangate worker --until-idle`` in the background, detached from this process
-    (a launcher starts it and exits, so it is nobody's child here); its process id."""
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(log_path, "ab") as handle:
+    (a launcher starts it and exits, so it is nobody's child here), its output appended to
+    ``<state root>/runs/worker.log``; its process id."""
+    from plangate.state_root import RUNS, WORKER_LOG, StateRoot
+
+    handle = StateRoot().folder(RUNS).appending(WORKER_LOG)
+    try:
         launcher = subprocess.run(
             [
                 sys.executable,
@@ -447,4 +450,6 @@ def spawn_worker(log_path: Path) -> int:
             check=True,
             env=dict(os.environ),
         )
+    finally:
+        os.close(handle)
     return int(launcher.stderr.strip() or 0)

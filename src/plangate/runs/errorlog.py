@@ -14,9 +14,9 @@ import traceback
 from datetime import UTC, datetime
 from pathlib import Path
 
-from plangate.locations import state_root
 from plangate.runs.host import host_name
 from plangate.runs.model import RunRecord
+from plangate.state_root import RUNS, StateRoot
 
 LOG_NAME = "errors.log"
 MESSAGE_LIMIT = 300  # characters of the exception's message in the one line
@@ -73,20 +73,19 @@ def path(run_id: str, run: RunRecord | None) -> Path:
     """The run's log: in the run's folder (the one that holds its worktree)."""
     if run is not None:
         return Path(run.worktree).parent / LOG_NAME
-    return Path(state_root()) / "runs" / run_id / LOG_NAME
+    return Path(StateRoot().file(RUNS, run_id, LOG_NAME))
 
 
 def write(log: Path, run_id: str, turn: int, error: str, trace: str) -> str:
-    """Append an entry to ``log``; its path, or why it could not be written."""
+    """Append an entry to ``log`` (in the state root: one ``O_APPEND`` write, never through a
+    link); its path, or why it could not be written."""
     stamp = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
     entry = (
         f"== {stamp} run {run_id} turn {turn} on {host_name()} "
         f"(process {os.getpid()})\n{error}\n\n{trace.rstrip()}\n\n"
     )
     try:
-        log.parent.mkdir(parents=True, exist_ok=True)
-        with open(log, "a", encoding="utf-8") as handle:
-            handle.write(entry)
-    except OSError as problem:
-        return f"{log} (not written: {problem.strerror or problem})"
+        StateRoot().within(str(log.parent)).append(log.name, entry.encode("utf-8"))
+    except (OSError, ValueError) as problem:
+        return f"{log} (not written: {getattr(problem, 'strerror', None) or problem})"
     return str(log)

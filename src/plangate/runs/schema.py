@@ -35,9 +35,10 @@ import sqlalchemy as sa
 
 from plangate.errors import ConfigError
 from plangate.locations import state_root
+from plangate.state_root import RUNS_DATABASE
 
 DATABASE_URL_ENV = "PLANGATE_DATABASE_URL"
-DATABASE_FILE = "runs.db"
+DATABASE_FILE = RUNS_DATABASE
 _PG_CREATE_LOCK = 7301962  # the advisory lock workers take to create the tables one at a time
 
 metadata = sa.MetaData()

@@ -10,10 +10,7 @@ queue; and when no worker is alive, one is started in the background (``plangate
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
-
-from plangate.locations import state_root
 
 if TYPE_CHECKING:
     from plangate.runs.engine import Engine
@@ -57,7 +54,7 @@ class EngineReplier:
 
                 engine.begin(run_id, turn, detach=True)
                 if self.spawn_worker and not live_workers(engine.store):
-                    spawn_worker(Path(state_root()) / "runs" / "worker.log")
+                    spawn_worker()
             return turn
 
     def close(self) -> None:

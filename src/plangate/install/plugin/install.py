@@ -23,7 +23,8 @@ from plangate.errors import ConfigError
 from plangate.install import settings_file, skill_bundle
 from plangate.install.plugin import build
 from plangate.processes import run_bounded
-from plangate.skill_names import MARKETPLACE_NAME, PLUGIN_ID, marketplace_dir
+from plangate.skill_names import MARKETPLACE_DIR, MARKETPLACE_NAME, PLUGIN_ID, marketplace_dir
+from plangate.state_root import StateRoot
 
 _TIMEOUT_S = 120
 _ABSENT = ("not_installed", "not_configured", "not_found")
@@ -123,6 +124,7 @@ def build_folder(
         print(f"unchanged plugin folder {shown}", file=out)
     else:
         verb = "updated" if os.path.isdir(folder) else "built"
+        StateRoot().folder()  # the state root: a real folder of ours, made 0700 when missing
         skill_bundle.replace_folder(files, folder, build.EXECUTABLE)
         skills = ", ".join(build.skill_names_in(files)) or "no skills"
         print(f"{verb} plugin folder {shown} ({skills}; hooks: {_hook_list(switches)})", file=out)
@@ -195,7 +197,7 @@ def uninstall(claude_dir: str, environ: Mapping[str, str], out: TextIO) -> None:
                     "fix what it says, then run plangate setup --plugin --uninstall again",
                 )
     if skill_bundle.is_ours(folder):
-        shutil.rmtree(folder)
+        StateRoot().folder().remove_tree(MARKETPLACE_DIR)
         print(f"removed plugin folder {display_path(folder)}", file=out)
     else:
         print(f"no plugin folder in {display_path(folder)}", file=out)
