@@ -8,7 +8,9 @@ and the workflow's progress in the project (:mod:`plangate.contracts.progress`):
   Codex gives the model the reason as the call's output; the file is not written;
 - its ``apply_patch`` of the requirements file is allowed and written;
 - a shell command that writes ``src/`` is refused too;
-- an ``apply_patch`` of plangate's state root is refused (``protected_path``).
+- an ``apply_patch`` of plangate's state root is refused (``protected_path``), and so is a
+  shell command that would rewrite Codex's own ``hooks.json`` (the model switching plangate
+  off).
 
 The hooks run with ``--dangerously-bypass-hook-trust`` here: trusting them the way Codex does
 is ``plangate setup --codex``'s (tests/install)."""
@@ -84,6 +86,7 @@ def test_a_workflow_begun_in_claude_code_holds_its_edit_limits_in_codex(
             [apply_patch(_patch(f".kiro/specs/{FEATURE}/notes.md", "# Notes"))],
             [shell("mkdir -p src && echo 'x = 1' > src/other.py")],
             [apply_patch(_patch(str(state / "config.json"), "{}"))],
+            [shell(f"echo '{{}}' > {tmp_path / 'cx' / 'home' / '.codex' / 'hooks.json'}")],
             "Stopped where the workflow said.",
         ]
     )
@@ -102,11 +105,16 @@ def test_a_workflow_begun_in_claude_code_holds_its_edit_limits_in_codex(
     assert (project / ".kiro" / "specs" / FEATURE / "notes.md").is_file()
     assert not (project / "src" / "other.py").exists()
     assert not (state / "config.json").exists()
+    assert "contract_pre_tool_use" in (codex.codex_home / "hooks.json").read_text()
     seen = " ".join(told)
-    assert seen.count(BLOCKED) >= 3, seen[-2000:]
+    assert seen.count(BLOCKED) >= 4, seen[-2000:]
     assert "contract_edit_scope" in seen and "protected_path" in seen
     written = (state / "analytics" / "autoplan-guard.jsonl").read_text().splitlines()
     log = [json.loads(line) for line in written]
     codes = [line.get("code") for line in log]
-    assert codes.count("contract_edit_scope") == 2, log
-    assert "protected_path" in codes
+    assert codes == [
+        "contract_edit_scope",
+        "contract_edit_scope",
+        "protected_path",
+        "protected_path",
+    ], log

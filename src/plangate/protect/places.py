@@ -38,6 +38,8 @@ CONTRACT = "a workflow contract"
 PACKAGE = "plangate's installed package"
 INTERPRETER = "the Python that runs plangate's hooks"
 JOURNALS = "Claude Code's session journals"
+CODEX_SESSIONS = "Codex CLI's session histories"
+CODEX_SETTINGS = "Codex CLI's settings (its hooks and their trust)"
 PLUGINS = "Claude Code's plugins (plangate's plugin hooks)"
 PLANGATE_FOLDER = "a plangate folder (.plangate: state or workflow contracts)"
 INSTALLED_SKILL = "a skill plangate installed"
@@ -82,6 +84,23 @@ def shape(path: str) -> str | None:
     if last == ".claude.json" or last.startswith(".claude.json."):
         return SETTINGS + " (~/.claude.json)"
     return None
+
+
+def _codex_home(transcript: str | None) -> str | None:
+    """Codex CLI's home for a call whose history is a Codex rollout
+    (``<CODEX_HOME>/sessions/YYYY/MM/DD/rollout-….jsonl``): ``$CODEX_HOME``, which Codex
+    gives its hooks, else the folder above ``sessions``; None for another agent's call."""
+    if not transcript or not os.path.basename(transcript).startswith("rollout-"):
+        return None
+    named = os.environ.get("CODEX_HOME")
+    if named and os.path.isabs(named):
+        return os.path.normpath(named)
+    folder = transcript
+    for _ in range(4):
+        folder = os.path.dirname(folder)
+    if os.path.basename(folder) != "sessions":
+        return None
+    return os.path.dirname(folder)
 
 
 def _proc_is_ours() -> bool:
@@ -197,7 +216,15 @@ class Places:
             for name in ("settings.json", "settings.local.json"):
                 roots.append((os.path.join(folder, ".claude", name), SETTINGS + " (project)"))
             roots.append((os.path.join(folder, ".plangate", "contracts"), CONTRACT + " folder"))
-        if transcript and transcript.endswith(".jsonl") and os.path.isabs(transcript):
+        codex_home = _codex_home(transcript)
+        if codex_home is not None:
+            # Codex CLI: its sessions, and the files that hold its hooks and their trust
+            roots.append((os.path.join(codex_home, "sessions"), CODEX_SESSIONS))
+            for name in ("config.toml", "hooks.json"):
+                roots.append((os.path.join(codex_home, name), CODEX_SETTINGS))
+            for folder in {cwd, project or cwd}:
+                roots.append((os.path.join(folder, ".codex"), CODEX_SETTINGS + " (project)"))
+        elif transcript and transcript.endswith(".jsonl") and os.path.isabs(transcript):
             # ``<config dir>/projects/<slug>/<session>.jsonl``, wherever Claude Code keeps it
             roots.append((os.path.dirname(os.path.dirname(transcript)), JOURNALS))
         for path in settings_arguments():
