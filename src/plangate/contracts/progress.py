@@ -235,7 +235,7 @@ def began(
         # The same instance before its variables were bound (cc-sdd's init invents the
         # feature name): this one goes on from it.
         if item.workflow == contract.name and _narrower(item.values, values):
-            reset(item)
+            reset(item, state_root)
 
 
 def _narrower(kept: dict[str, str], values: dict[str, str]) -> bool:
@@ -281,7 +281,7 @@ def noted(
 
     _update(project, contract.name, values, state_root, change, create=narrower is not None)
     if narrower is not None:
-        reset(narrower)
+        reset(narrower, state_root)
 
 
 def _nested() -> bool:
