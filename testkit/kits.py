@@ -87,6 +87,14 @@ def skill_frontmatter(skill: Path) -> dict[str, str]:
 
 
 def _cc_sdd_installer(kit: Kit) -> list[str]:
+    return _cc_sdd(kit, "--claude-skills")
+
+
+def _cc_sdd_codex_installer(kit: Kit) -> list[str]:
+    return _cc_sdd(kit, "--codex-skills")
+
+
+def _cc_sdd(kit: Kit, agent: str) -> list[str]:
     package = ROOT / "node_modules" / "cc-sdd" / "package.json"
     command = ROOT / "node_modules" / ".bin" / "cc-sdd"
     if not package.is_file() or not command.exists():
@@ -97,9 +105,9 @@ def _cc_sdd_installer(kit: Kit) -> list[str]:
     node = shutil.which("node")
     if node is None:
         raise KitMissing(f"{kit.label} needs Node.js (`node` is not on PATH): install Node.js")
-    # Exactly what `npx cc-sdd@3.0.2 --claude-skills --yes` runs, with the language fixed so
-    # that the installed text does not depend on the machine's locale.
-    return [node, str(command.resolve()), "--claude-skills", "--lang", "en", "--yes"]
+    # Exactly what `npx cc-sdd@3.0.2 <agent> --yes` runs, with the language fixed so that the
+    # installed text does not depend on the machine's locale.
+    return [node, str(command.resolve()), agent, "--lang", "en", "--yes"]
 
 
 def spec_kit_venv() -> Path:
@@ -134,6 +142,19 @@ CC_SDD = Kit(
         ".kiro/settings/templates/specs/tasks.md",
     ),
 )
+CC_SDD_CODEX = Kit(
+    name="cc-sdd-codex",
+    version="3.0.2",
+    installer=_cc_sdd_codex_installer,
+    leaves=(
+        "AGENTS.md",
+        ".agents/skills/kiro-spec-init/SKILL.md",
+        ".agents/skills/kiro-impl/SKILL.md",
+        ".kiro/settings/templates/specs/init.json",
+    ),
+    skills_dir=".agents/skills",
+)
+"""cc-sdd 3.0.2 installed for Codex CLI by its own installer (``--codex-skills``)."""
 SPEC_KIT = Kit(
     name="spec-kit",
     version="1.2.3",
@@ -145,7 +166,7 @@ SPEC_KIT = Kit(
         ".specify/scripts/bash/check-prerequisites.sh",
     ),
 )
-KITS = (CC_SDD, SPEC_KIT)
+KITS = (CC_SDD, CC_SDD_CODEX, SPEC_KIT)
 
 
 def run_installer(kit: Kit, project: Path, home: Path) -> None:

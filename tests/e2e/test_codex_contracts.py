@@ -27,6 +27,8 @@ from plangate.harness.codex import CodexEnv
 from plangate.harness.standin import Script, StandIn
 from plangate.harness.standin.responses import apply_patch, shell
 from plangate.hook_registry import hook_command
+from testkit.kits import CC_SDD_CODEX
+from tests.conftest import InstallKit
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 
@@ -57,6 +59,11 @@ def _project(codex: CodexEnv, state: Path) -> None:
         [],
         str(state),
     )
+    _hooks(codex)
+
+
+def _hooks(codex: CodexEnv) -> None:
+    """plangate's contract hook in ``$CODEX_HOME/hooks.json``, on Bash and apply_patch."""
     hooks = {
         "hooks": {
             "PreToolUse": [
@@ -99,16 +106,15 @@ def test_a_workflow_begun_in_claude_code_holds_its_edit_limits_in_codex(
             "carry on with the greeting", extra_args=["--dangerously-bypass-hook-trust"]
         )
         assert result.ok, result.describe()
-        told = [str(r.body) for r in model.responses_requests()]
+        told = str(model.responses_requests()[-1].body)  # the history, with every output
     project = codex.project_dir
     assert not (project / "src" / "greet.py").exists()
     assert (project / ".kiro" / "specs" / FEATURE / "notes.md").is_file()
     assert not (project / "src" / "other.py").exists()
     assert not (state / "config.json").exists()
     assert "contract_pre_tool_use" in (codex.codex_home / "hooks.json").read_text()
-    seen = " ".join(told)
-    assert seen.count(BLOCKED) >= 4, seen[-2000:]
-    assert "contract_edit_scope" in seen and "protected_path" in seen
+    assert told.count(BLOCKED) == 4, told[-2000:]
+    assert "contract_edit_scope" in told and "protected_path" in told
     written = (state / "analytics" / "autoplan-guard.jsonl").read_text().splitlines()
     log = [json.loads(line) for line in written]
     codes = [line.get("code") for line in log]
@@ -117,4 +123,44 @@ def test_a_workflow_begun_in_claude_code_holds_its_edit_limits_in_codex(
         "contract_edit_scope",
         "protected_path",
         "protected_path",
+    ], log
+
+
+def test_a_workflow_typed_in_codex_holds_on_cc_sdd_installed_for_codex(
+    tmp_path: Path, codex_bin: Path, install_kit: InstallKit
+) -> None:
+    """cc-sdd 3.0.2 installed by its own installer for Codex (``--codex-skills``: skills in
+    ``.agents/skills``), no Claude Code anywhere: the person types ``$kiro-spec-requirements
+    greet`` (Codex loads the skill into the turn); the model's ``apply_patch`` of source is
+    refused in requirements, its write of the requirements allowed."""
+    state = tmp_path / "state"
+    spec = f".kiro/specs/{FEATURE}"
+    script = Script(
+        main=[
+            [apply_patch(_patch("src/greet.py", "def greet():\n    return 'hi'"))],
+            [apply_patch(_patch(f"{spec}/requirements.md", "# Requirements"))],
+            "Requirements written.",
+        ]
+    )
+    with StandIn(script) as model:
+        codex = CodexEnv.create(
+            tmp_path / "cx", model, binary=codex_bin, extra_env={"PLANGATE_STATE_ROOT": str(state)}
+        )
+        install_kit(CC_SDD_CODEX, codex.project_dir)
+        (codex.project_dir / spec).mkdir(parents=True)
+        (codex.project_dir / spec / "spec.json").write_text('{"feature_name": "greet"}\n')
+        _hooks(codex)
+        result = codex.exec(
+            f"$kiro-spec-requirements {FEATURE}", extra_args=["--dangerously-bypass-hook-trust"]
+        )
+        assert result.ok, result.describe()
+        told = str(model.responses_requests()[-1].body)  # the history, with every output
+    project = codex.project_dir
+    assert not (project / "src" / "greet.py").exists()
+    assert (project / spec / "requirements.md").is_file()
+    assert told.count(BLOCKED) == 1 and "contract_edit_scope" in told
+    written = (state / "analytics" / "autoplan-guard.jsonl").read_text().splitlines()
+    log = [json.loads(line) for line in written]
+    assert [(line["code"], line.get("phase")) for line in log] == [
+        ("contract_edit_scope", "requirements")
     ], log

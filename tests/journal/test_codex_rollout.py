@@ -193,3 +193,15 @@ def test_journal_inspect_reads_a_codex_rollout(
     report = json.loads(capsys.readouterr().out)
     assert (report["status"], report["session_id"]) == ("ready", SESSION)
     assert report["event_kinds"] == {"human_turn": 1, "tool_result": 1, "tool_use": 1}
+
+
+def test_a_typed_skill_is_the_turns_command(tmp_path: Path) -> None:
+    """``$kiro-spec-requirements greet`` typed in Codex is that skill, started by the person
+    (as a typed ``/kiro-spec-requirements greet`` is in Claude Code); ``$5`` is no skill."""
+    rollout = Rollout()
+    rollout.person("$kiro-spec-requirements greet")
+    rollout.person("it costs $5 more")
+    first, second = read_rollout(rollout.write(tmp_path)).events
+    assert isinstance(first, HumanTurn) and isinstance(second, HumanTurn)
+    assert (first.command, first.arguments) == ("kiro-spec-requirements", "greet")
+    assert (second.command, second.arguments) == (None, None)

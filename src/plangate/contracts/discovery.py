@@ -69,10 +69,16 @@ class Found:
         }
 
 
+CODEX_SKILLS = (".agents", "skills")
+"""Where Codex CLI 0.171.0 finds a project's skills (cc-sdd's ``--codex-skills`` installs
+there): a contract applies there as beside Claude Code's skills."""
+
+
 def skill_folders(project_dir: str) -> list[str]:
     return [
         os.path.join(project_dir, ".claude", "skills"),
         os.path.join(locations.claude_config_dir(), "skills"),
+        os.path.join(project_dir, *CODEX_SKILLS),
     ]
 
 

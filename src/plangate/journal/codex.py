@@ -8,8 +8,9 @@ and the same events the Claude Code reader gives, so that the rules do not know 
 wrote the history:
 
 - the **person's turns**: ``event_msg`` ``item_completed`` items of type ``UserMessage``
-  (:class:`~.events.HumanTurn`). Codex writes one for what the person typed only: the user
-  messages it writes itself (``<environment_context>``, skills, a Stop hook's
+  (:class:`~.events.HumanTurn`; a typed ``$skill arguments`` is its command and arguments,
+  as a typed ``/skill`` is in Claude Code). Codex writes one for what the person typed
+  only: the user messages it writes itself (``<environment_context>``, skills, a Stop hook's
   ``<hook_prompt>``) are ``response_item`` messages with no such item;
 - the **model's calls**: ``response_item`` ``function_call`` (the shell tool
   ``exec_command`` becomes ``Bash`` with ``{"command": cmd}``, as Codex's hooks name it) and
@@ -56,6 +57,8 @@ LINE_TYPES = frozenset(
 REFUSED_EVENTS = ("roll", "backtrack", "compact")
 """``event_msg`` types that change what came before (a rollback, a compaction): not read."""
 SHELL = "exec_command"
+SKILL_SIGIL = "$"
+"""How a person starts a skill in Codex: ``$name arguments``."""
 BASH = "Bash"
 PATCH = "apply_patch"
 
@@ -157,8 +160,22 @@ def _event(
     if kind != "item_completed" or not isinstance(item, dict) or item.get("type") != "UserMessage":
         return None
     text = _texts(item.get("content"), "text")
-    events.append(HumanTurn(len(events), number, None, stamp, text, None, None, "typed", None))
+    command, arguments = _skill_of(text)
+    turn = HumanTurn(len(events), number, None, stamp, text, command, arguments, "typed", None)
+    events.append(turn)
     return None
+
+
+def _skill_of(text: str) -> tuple[str | None, str | None]:
+    """A typed skill (``$kiro-spec-init a greeting``: Codex loads the skill's ``SKILL.md``
+    into the turn) as the command and its arguments, like a typed ``/skill`` in Claude Code."""
+    if not text.startswith(SKILL_SIGIL):
+        return None, None
+    name, _, arguments = text[len(SKILL_SIGIL) :].partition(" ")
+    name = name.strip()
+    if not name or not all(c.isalnum() or c in "-_:." for c in name):
+        return None, None
+    return name, arguments.strip()
 
 
 def _item(

@@ -213,6 +213,7 @@ class Places:
         skill_folders = {os.path.join(config, "skills")}
         for folder in {cwd, project or cwd}:
             skill_folders.add(os.path.join(folder, ".claude", "skills"))
+            skill_folders.add(os.path.join(folder, ".agents", "skills"))  # Codex's
             for name in ("settings.json", "settings.local.json"):
                 roots.append((os.path.join(folder, ".claude", name), SETTINGS + " (project)"))
             roots.append((os.path.join(folder, ".plangate", "contracts"), CONTRACT + " folder"))
