@@ -17,11 +17,13 @@ is ``plangate setup --codex``'s (tests/install)."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
 import pytest
 
+from plangate.commands.report import report
 from plangate.contracts import evaluate, progress
 from plangate.harness.codex import CodexEnv
 from plangate.harness.standin import Script, StandIn
@@ -62,8 +64,9 @@ def _project(codex: CodexEnv, state: Path) -> None:
     _hooks(codex)
 
 
-def _hooks(codex: CodexEnv) -> None:
-    """plangate's contract hook in ``$CODEX_HOME/hooks.json``, on Bash and apply_patch."""
+def _hooks(codex: CodexEnv, stop: bool = False) -> None:
+    """plangate's contract hook in ``$CODEX_HOME/hooks.json``, on Bash and apply_patch (and
+    its Stop hook, with ``stop``)."""
     hooks = {
         "hooks": {
             "PreToolUse": [
@@ -80,6 +83,9 @@ def _hooks(codex: CodexEnv) -> None:
             ]
         }
     }
+    if stop:
+        command = hook_command("plangate.hooks.contract_stop")
+        hooks["hooks"]["Stop"] = [{"hooks": [{"type": "command", "command": command}]}]
     (codex.codex_home / "hooks.json").write_text(json.dumps(hooks))
 
 
@@ -164,3 +170,80 @@ def test_a_workflow_typed_in_codex_holds_on_cc_sdd_installed_for_codex(
     assert [(line["code"], line.get("phase")) for line in log] == [
         ("contract_edit_scope", "requirements")
     ], log
+
+
+TASKS = "# Implementation Plan\n\n- [ ] 1. Greeting\n- [ ] 1.1 Write greet() and its test\n"
+HELD = "PLANGATE_GATE contract-gate blocked"
+
+
+def test_the_final_stop_in_codex_waits_for_the_definition_of_done(
+    tmp_path: Path, codex_bin: Path, install_kit: InstallKit
+) -> None:
+    """``$kiro-impl greet`` typed in Codex; the model writes the code and ends its turn with
+    the tasks unticked: plangate's Stop hook holds the stop (Codex goes on with the reason as
+    a ``<hook_prompt>``), the model ticks them, and the next stop is released: the workflow is
+    done (``plangate report`` counts one block and one release, as in Claude Code)."""
+    state = tmp_path / "state"
+    spec = f".kiro/specs/{FEATURE}"
+    script = Script(
+        main=[
+            [apply_patch(_patch("src/greet.py", "def greet():\n    return 'hi'"))],
+            "Implemented.",
+            [shell(f"sed -i 's/- \\[ \\]/- [x]/' {spec}/tasks.md")],
+            "Every task is ticked.",
+        ]
+    )
+    with StandIn(script) as model:
+        codex = CodexEnv.create(
+            tmp_path / "cx", model, binary=codex_bin, extra_env={"PLANGATE_STATE_ROOT": str(state)}
+        )
+        project = codex.project_dir
+        install_kit(CC_SDD_CODEX, project)
+        (project / spec).mkdir(parents=True)
+        (project / spec / "spec.json").write_text('{"feature_name": "greet"}\n')
+        (project / spec / "tasks.md").write_text(TASKS)
+        _hooks(codex, stop=True)
+        result = codex.exec(f"$kiro-impl {FEATURE}", extra_args=["--dangerously-bypass-hook-trust"])
+        assert result.ok, result.describe()
+        held = [r for r in model.responses_requests() if HELD in str(r.body)]
+    assert (project / "src" / "greet.py").is_file()
+    assert "- [ ]" not in (project / spec / "tasks.md").read_text()
+    assert held, "the first stop was not held"
+    assert "2 of 2 checkboxes unticked" in str(held[0].body)
+    (rollout,) = codex.rollouts
+    out = io.StringIO()
+    session = rollout.stem.split("-", 6)[-1]
+    assert report(session, "armed", True, out, state_root=str(state)) == 0
+    gates = json.loads(out.getvalue())["sessions"][0]["gates"]
+    counts = gates["contract:cc-sdd"]["counts"]
+    assert (counts["fired"], counts["blocked"], counts["released"]) == (1, 1, 1), counts
+
+
+def test_plangate_counts_its_holds_where_codex_has_no_cap(
+    tmp_path: Path, codex_bin: Path, install_kit: InstallKit
+) -> None:
+    """Codex continues a held turn with no limit of its own: a model that never ticks its
+    tasks is held three times (the gates' cap), then its stop goes through
+    (``exhausted``), and the session ends."""
+    state = tmp_path / "state"
+    spec = f".kiro/specs/{FEATURE}"
+    script = Script(main=["Implemented."] * 5)
+    with StandIn(script) as model:
+        codex = CodexEnv.create(
+            tmp_path / "cx", model, binary=codex_bin, extra_env={"PLANGATE_STATE_ROOT": str(state)}
+        )
+        project = codex.project_dir
+        install_kit(CC_SDD_CODEX, project)
+        (project / spec).mkdir(parents=True)
+        (project / spec / "tasks.md").write_text(TASKS)
+        _hooks(codex, stop=True)
+        result = codex.exec(f"$kiro-impl {FEATURE}", extra_args=["--dangerously-bypass-hook-trust"])
+        assert result.ok, result.describe()
+        asked = len(model.responses_requests())
+    assert asked == 4, asked  # the first answer and one per hold
+    (rollout,) = codex.rollouts
+    out = io.StringIO()
+    session = rollout.stem.split("-", 6)[-1]
+    assert report(session, "armed", True, out, state_root=str(state)) == 0
+    counts = json.loads(out.getvalue())["sessions"][0]["gates"]["contract:cc-sdd"]["counts"]
+    assert (counts["blocked"], counts["released"]) == (3, 0), counts

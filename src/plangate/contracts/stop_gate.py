@@ -260,6 +260,8 @@ def decide(
         if subagent:
             assert isinstance(agent_path, str)
             view, _ = reader.read_subagent(agent_path, agent, last, after, deadline)
+        elif evaluate.codex_payload(payload):
+            view, _ = reader.read_codex(transcript, session, last, after, deadline)
         else:
             view, _ = reader.read_session(transcript, session, last, after, deadline)
         matched = view.matched

@@ -273,6 +273,31 @@ def read_session(
     return view, done
 
 
+def read_codex(
+    path: str, session_id: str, last_message: object, after: int | None, deadline: Deadline
+) -> tuple[View, bool]:
+    """Codex CLI's settled session history (:mod:`plangate.journal.codex`), as a view: who
+    answers the session is its ``session_meta`` ``source`` (``exec`` is headless, as
+    ``claude -p`` is; the terminal UI is a person's)."""
+    from plangate.journal.codex import read_rollout, started_by
+
+    def read() -> View:
+        verdict = read_rollout(path, session_id=session_id)
+        if verdict.status == ERROR:
+            raise GateError(GATE_TRANSCRIPT, f"{verdict.reason}: {verdict.detail}")
+        view = View(path)
+        view.exists = verdict.exists
+        view.events = verdict.events
+        view.version = verdict.claude_code_version
+        return view
+
+    view, done = settled(read, last_message, after, deadline)
+    if not view.exists:
+        raise GateError(GATE_TRANSCRIPT, "the session history does not exist")
+    view.prompt_source = "sdk" if started_by(path) == "exec" else "typed"
+    return view, done
+
+
 def _stamp(path: str) -> tuple[int, int, int, int] | None:
     """What tells the file apart from the one last read, taken before it is read again."""
     try:

@@ -91,6 +91,20 @@ def read_rollout(path: str, *, session_id: str | None = None) -> Verdict:
     return _judge(verdict, data, session_id)
 
 
+def started_by(path: str) -> str | None:
+    """How the session was started: its ``session_meta`` ``source`` (``exec`` for ``codex
+    exec``), or None when the first line does not say."""
+    try:
+        with open(path, "rb") as handle:
+            first = handle.readline(codes.RECORD_MAX_BYTES)
+        record = jsonio.loads(first.decode("utf-8"))
+    except (OSError, ValueError):
+        return None
+    payload = record.get("payload") if isinstance(record, dict) else None
+    source = payload.get("source") if isinstance(payload, dict) else None
+    return source if isinstance(source, str) else None
+
+
 def _judge(verdict: Verdict, data: bytes, session_id: str | None) -> Verdict:
     complete = data[: data.rfind(b"\n") + 1]  # a last line without its newline: not yet
     events: list[Event] = []
