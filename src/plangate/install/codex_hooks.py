@@ -130,12 +130,12 @@ def trust_entries(hooks_path: str, data: Mapping[str, Any]) -> list[tuple[str, s
 # -- config.toml, as text ----------------------------------------------------------------------
 
 
-def split_block(text: str) -> tuple[str, str]:
-    """``text`` without plangate's block, and the begin line's flags (``""`` without one)."""
+def split_block(text: str) -> tuple[str, str | None]:
+    """``text`` without plangate's block, and the begin line's flags (None: no block)."""
     lines = text.splitlines(keepends=True)
     start = next((i for i, line in enumerate(lines) if line.startswith(BEGIN)), None)
     if start is None:
-        return text, ""
+        return text, None
     end = next((i for i in range(start, len(lines)) if lines[i].rstrip("\r\n") == END), None)
     if end is None:
         raise ConfigError(
@@ -212,7 +212,7 @@ def install(environ: Mapping[str, str], python: str, out: TextIO) -> None:
         entries = trust_entries(settings_file.target_of(hooks_path), new_data)
         original = _read_text(config_path)
         own, flags = split_block(original or "")
-        created = original is None or CREATED_FILE in flags
+        created = original is None or (flags is not None and CREATED_FILE in flags)
         try:
             theirs = trusted(own)
         except tomllib.TOMLDecodeError as error:
@@ -274,7 +274,7 @@ def uninstall(environ: Mapping[str, str], out: TextIO) -> None:
         if original is None:
             return
         own, flags = split_block(original)
-        if not flags:
+        if flags is None:
             print(f"no plangate trust in {display_path(config_path)}", file=out)
         elif CREATED_FILE in flags and not own:
             os.unlink(config_path)
@@ -303,7 +303,7 @@ def checks(environ: Mapping[str, str], cwd: str, codex_found: bool) -> list[Chec
         return [Check("codex hooks", PROBLEM, str(error), "fix the file, then run doctor again")]
     entries = trust_entries(settings_file.target_of(hooks_path), data)
     if not entries:
-        status = PROBLEM if split_block(text)[1] else WARN
+        status = PROBLEM if split_block(text)[1] is not None else WARN
         found.append(
             Check(
                 "codex hooks",

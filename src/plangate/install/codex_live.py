@@ -44,6 +44,8 @@ def codex_line(environ: Mapping[str, str], timeout: float) -> tuple[str, str, st
         state = codex_hooks.trusted(config_text)
     except (PlangateError, ValueError) as error:
         return "problem", f"Codex's files cannot be read: {error}", "fix them, then run again"
+    if not entries and not os.path.isdir(home):
+        return None
     try:
         binary = find_codex()
     except PlangateError as error:
