@@ -75,7 +75,7 @@ class LiveLine:
 
 def live(out: TextIO, *, cwd: str | None = None, timeout: float = SESSION_TIMEOUT_S) -> int:
     """Runs the live checks and prints one line each; 0 when every one held, else 1."""
-    lines = live_lines(os.environ, cwd or os.getcwd(), timeout)
+    lines = all_lines(os.environ, cwd or os.getcwd(), timeout)
     width = max(len(line.name) for line in lines)
     for line in lines:
         print(line.text(width), file=out, flush=True)
@@ -84,15 +84,16 @@ def live(out: TextIO, *, cwd: str | None = None, timeout: float = SESSION_TIMEOU
     return 1 if failed else 0
 
 
-def live_lines(environ: Mapping[str, str], cwd: str, timeout: float) -> list[LiveLine]:
-    lines = _claude_lines(environ, cwd, timeout)
+def all_lines(environ: Mapping[str, str], cwd: str, timeout: float) -> list[LiveLine]:
+    """The Claude Code checks, then the Codex one (when Codex is installed or configured)."""
+    lines = live_lines(environ, cwd, timeout)
     codex = codex_line(environ, timeout)
     if codex is not None:
         lines.append(LiveLine(codex[0], CODEX_NAME, codex[1], codex[2]))
     return lines
 
 
-def _claude_lines(environ: Mapping[str, str], cwd: str, timeout: float) -> list[LiveLine]:
+def live_lines(environ: Mapping[str, str], cwd: str, timeout: float) -> list[LiveLine]:
     try:
         binary = find_claude()
         version = claude_version(binary)
