@@ -25,7 +25,7 @@ from plangate.processes import run_bounded
 pytestmark = pytest.mark.e2e
 
 
-def _setup(cx: CodexEnv, *, uninstall: bool = False) -> str:
+def _setup(cx: CodexEnv, *, uninstall: bool = False, home: Path | None = None) -> str:
     out = io.StringIO()
     setup(
         project=False,
@@ -34,13 +34,13 @@ def _setup(cx: CodexEnv, *, uninstall: bool = False) -> str:
         autoplan_gate=None,
         out=out,
         python=sys.executable,
-        environ={"CODEX_HOME": str(cx.codex_home)},
+        environ={"CODEX_HOME": str(home or cx.codex_home)},
         codex=True,
     )
     return out.getvalue()
 
 
-def _hooks_list(cx: CodexEnv) -> list[dict[str, Any]]:
+def _hooks_list(cx: CodexEnv, home: Path | None = None) -> list[dict[str, Any]]:
     """``hooks/list`` of ``codex app-server`` (JSON-RPC over stdio) in the project."""
     messages = [
         {"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "t", "version": "0"}}},
@@ -56,7 +56,8 @@ def _hooks_list(cx: CodexEnv) -> list[dict[str, Any]]:
         f"do sleep 0.1; i=$((i+1)); done; }} | {shlex.quote(str(cx.binary))} app-server "
         f"> {shlex.quote(str(out))}"
     )
-    done = run_bounded(["sh", "-c", script], timeout=60, cwd=cx.project_dir, env=cx.environ())
+    env = cx.environ({"CODEX_HOME": str(home)} if home is not None else None)
+    done = run_bounded(["sh", "-c", script], timeout=60, cwd=cx.project_dir, env=env)
     assert done.returncode == 0, done.stderr
     for line in out.read_text().splitlines():
         message = json.loads(line)
@@ -89,6 +90,19 @@ def test_codex_trusts_what_setup_trusted_and_not_an_edited_hook(
     ):
         assert edited[key]["trustStatus"] == "modified"
         assert edited[key]["currentHash"] == digest  # the hash of the edited hook, as Codex has it
+
+
+def test_a_linked_codex_home_is_trusted_by_its_real_path(tmp_path: Path, codex_bin: Path) -> None:
+    cx = CodexEnv.create(tmp_path, "http://127.0.0.1:9/v1", binary=codex_bin)
+    link = tmp_path / "linked-codex"
+    link.symlink_to(cx.codex_home)
+    printed = _setup(cx, home=link)
+    listed = _hooks_list(cx, home=link)
+    assert len(listed) == 2
+    for hook in listed:
+        assert hook["key"].startswith(str(cx.codex_home / "hooks.json") + ":")
+        assert hook["trustStatus"] == "trusted"
+        assert f"trusted {hook['key']} = {hook['currentHash']}" in printed
 
 
 def test_a_real_session_runs_the_hooks(tmp_path: Path, codex_bin: Path) -> None:
