@@ -42,7 +42,7 @@ def _setup(cx: CodexEnv, *, uninstall: bool = False, home: Path | None = None) -
 
 def _hooks_list(cx: CodexEnv, home: Path | None = None) -> list[dict[str, Any]]:
     """``hooks/list`` of ``codex app-server`` (JSON-RPC over stdio) in the project."""
-    messages = [
+    messages: list[dict[str, Any]] = [
         {"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "t", "version": "0"}}},
         {"method": "initialized"},
         {"id": 2, "method": "hooks/list", "params": {}},

@@ -14,7 +14,7 @@ import pytest
 
 from plangate import hook_registry
 from plangate.errors import ConfigError, UsageError
-from plangate.hooks import contract_pre_tool_use
+from plangate.hooks import contract_pre_tool_use, protect
 from plangate.install import codex_hooks
 from plangate.install.check import OK, PROBLEM, WARN
 from plangate.install.setup import setup
@@ -51,6 +51,18 @@ def _setup(home: Path, *, uninstall: bool = False, python: str = PY, **flags: ob
 
 def _command(module: str) -> str:
     return hook_registry.hook_command(hook_registry.HOOK_MODULE_PREFIX + module, PY)
+
+
+def test_with_the_contracts_off_the_protection_hook_is_registered_alone(tmp_path: Path) -> None:
+    block = codex_hooks.hook_block(PY, contracts=False)
+    assert block == {
+        "PreToolUse": [
+            {
+                "matcher": codex_hooks.TOOL_MATCHER,
+                "hooks": [{"type": "command", "command": _command("protect"), "timeout": 25}],
+            }
+        ]
+    }
 
 
 def test_setup_registers_and_trusts_then_uninstall_restores_both_files(tmp_path: Path) -> None:
@@ -113,8 +125,9 @@ def test_a_config_ending_in_a_newline_gets_none_added(tmp_path: Path) -> None:
 
 def test_the_hash_is_codexs() -> None:
     # As Codex 0.171.0's app-server (hooks/list, currentHash) gave it for this handler.
-    group = {"matcher": "^Bash$", "hooks": [{"type": "command", "command": "echo hi"}]}
-    digest = codex_hooks.trusted_hash("PreToolUse", group, group["hooks"][0])  # type: ignore[index]
+    handler = {"type": "command", "command": "echo hi"}
+    group = {"matcher": "^Bash$", "hooks": [handler]}
+    digest = codex_hooks.trusted_hash("PreToolUse", group, handler)
     assert digest == CODEX_HASH_ECHO
 
 
@@ -216,6 +229,7 @@ def test_a_codex_call_allowed_gets_an_empty_answer(tmp_path: Path, tool: str, co
         "tool_input": {"command": command},
     }
     assert contract_pre_tool_use.decide(payload) == {}
+    assert protect.decide(payload) == {}  # registered instead with the contracts switched off
 
 
 def test_a_codex_call_refused_is_a_deny_with_a_reason(tmp_path: Path) -> None:
