@@ -75,6 +75,7 @@ def _isolated_state(
     base: Path = tmp_path_factory.mktemp("isolated")
     monkeypatch.setenv("PLANGATE_STATE_ROOT", str(base / "plangate-state"))
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(base / "claude-config"))
+    monkeypatch.setenv("CODEX_HOME", str(base / "codex-home"))
     monkeypatch.setenv("PLANGATE_TUNING", "index_min_bytes=0")
     for name, value in GIT_IDENTITY.items():
         if name not in os.environ:

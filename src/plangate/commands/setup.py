@@ -17,9 +17,11 @@ EXIT_CODES = ExitCodes(
         "is not JSON or a skills folder that is not plangate's; settings hooks and the plugin "
         "both wanted; a plangate running from a temporary environment; a `claude plugin` "
         "command that failed; `--hardened` without bubblewrap or socat, or into a settings "
-        "file that would undo it (the message says what to do)",
+        "file that would undo it; with `--codex`, a hooks.json or config.toml it cannot read "
+        "or add plangate's trust to (the message says what to do)",
         2: "bad usage: a bad flag, a gate switch other than on or off, switches with "
-        "`--uninstall`, `--plugin` with `--project` or `--hardened`",
+        "`--uninstall`, `--plugin` with `--project` or `--hardened`, `--codex` with any of "
+        "`--project`, `--plugin`, `--hardened` or a gate switch",
     },
     usage=2,
     failure=1,
@@ -62,6 +64,12 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         action="store_true",
         help="install plangate as a Claude Code plugin (skills and hooks together) instead",
     )
+    parser.add_argument(
+        "--codex",
+        action="store_true",
+        help="register the workflow contract hooks in the Codex CLI ($CODEX_HOME/hooks.json) "
+        "and trust them in its config.toml instead",
+    )
     for gate, what in (("ceo-review-gate", "/plan-ceo-review"), ("autoplan-gate", "/autoplan")):
         dest = gate.replace("-", "_")
         parser.add_argument(
@@ -102,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
         project=args.project,
         uninstall=args.uninstall,
         plugin=args.plugin,
+        codex=args.codex,
         ceo_review_gate=flag_value("--ceo-review-gate", args.ceo_review_gate),
         autoplan_gate=flag_value("--autoplan-gate", args.autoplan_gate),
         hardened=flag_value("--hardened", args.hardened),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -17,7 +18,7 @@ from plangate import config, hook_registry
 from plangate.claude_cli import NPM_INSTALL, VERIFIED_VERSIONS, claude_version, user_claude
 from plangate.config import display_path
 from plangate.errors import PlangateError
-from plangate.install import skill_bundle
+from plangate.install import codex_hooks, skill_bundle
 from plangate.install.check import OK, PROBLEM, SETUP_AGAIN, WARN, Check
 from plangate.install.hook_probe import STDLIB, probe
 from plangate.install.place import temporary_reason
@@ -373,6 +374,7 @@ def run_checks(environ: Mapping[str, str], cwd: str, skills_source: str) -> list
         check_state_root(),
         check_switches(environ, found),
         *protection_checks(environ, cwd, found),
+        *codex_hooks.checks(environ, cwd, shutil.which("codex") is not None),
     ]
 
 

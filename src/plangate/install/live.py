@@ -12,7 +12,9 @@ plangate recorded (:mod:`plangate.harness.proofs`):
 - the autoplan gate holds a stop after Phase 1, then releases it once the gate is written;
 - the workflow contract hooks refuse a phase started too early with the contract's code
   (``contract_phase_order``), then allow it: a tiny contract of its own, written into the
-  throwaway project (:mod:`plangate.harness.contract_proof`).
+  throwaway project (:mod:`plangate.harness.contract_proof`);
+- with Codex installed or configured, plangate's Codex hooks (their trust carried) refuse a
+  person-only command in a real ``codex exec`` session (:mod:`plangate.install.codex_live`).
 
 A gate whose switch is off, or whose Stop hook is not registered, is not proven (a line says
 so, with how to turn it on); so are the contracts when the registration has no contract
@@ -46,6 +48,8 @@ from plangate.harness.proofs import (
 from plangate.harness.standin import StandIn
 from plangate.hook_registry import AUTOPLAN_GATE, CEO_REVIEW_GATE, WORKFLOW_CONTRACTS
 from plangate.install.carried import STOP_EVENT, Carried, NotSetUp, carry
+from plangate.install.codex_live import NAME as CODEX_NAME
+from plangate.install.codex_live import codex_line
 from plangate.locations import claude_config_dir, state_root
 
 SESSION_TIMEOUT_S = 90.0
@@ -71,13 +75,22 @@ class LiveLine:
 
 def live(out: TextIO, *, cwd: str | None = None, timeout: float = SESSION_TIMEOUT_S) -> int:
     """Runs the live checks and prints one line each; 0 when every one held, else 1."""
-    lines = live_lines(os.environ, cwd or os.getcwd(), timeout)
+    lines = all_lines(os.environ, cwd or os.getcwd(), timeout)
     width = max(len(line.name) for line in lines)
     for line in lines:
         print(line.text(width), file=out, flush=True)
     failed = sum(line.status == FAILED for line in lines)
     print("live: every check held" if not failed else f"live: {failed} problem(s)", file=out)
     return 1 if failed else 0
+
+
+def all_lines(environ: Mapping[str, str], cwd: str, timeout: float) -> list[LiveLine]:
+    """The Claude Code checks, then the Codex one (when Codex is installed or configured)."""
+    lines = live_lines(environ, cwd, timeout)
+    codex = codex_line(environ, timeout)
+    if codex is not None:
+        lines.append(LiveLine(codex[0], CODEX_NAME, codex[1], codex[2]))
+    return lines
 
 
 def live_lines(environ: Mapping[str, str], cwd: str, timeout: float) -> list[LiveLine]:

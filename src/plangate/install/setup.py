@@ -33,7 +33,7 @@ from typing import Any, TextIO
 from plangate import config, hook_registry
 from plangate.config import display_path
 from plangate.errors import ConfigError, UsageError
-from plangate.install import hardening, settings_file, skill_bundle, skills_folder
+from plangate.install import codex_hooks, hardening, settings_file, skill_bundle, skills_folder
 from plangate.install.context import InstallContext, entry_conditions
 from plangate.install.place import refuse_temporary
 from plangate.install.plugin import install as plugin_install
@@ -58,6 +58,7 @@ def setup(
     environ: Mapping[str, str] | None = None,
     plugin: bool = False,
     hardened: bool | None = None,
+    codex: bool = False,
 ) -> int:
     """Install (or with ``uninstall`` remove) plangate's skills and hooks. Returns 0.
 
@@ -77,6 +78,8 @@ def setup(
         python=python,
         environ=environ,
     )
+    if codex:
+        return _setup_codex(ctx, uninstall=uninstall, plugin=plugin, hardened=hardened)
     if plugin and project:
         raise UsageError(
             "--plugin takes no --project: the plugin is installed for the user",
@@ -116,6 +119,36 @@ def setup(
             "`plangate setup --plugin --uninstall` first",
         )
     install(ctx, hardened)
+    return 0
+
+
+def _setup_codex(
+    ctx: InstallContext, *, uninstall: bool, plugin: bool, hardened: bool | None
+) -> int:
+    """``--codex``: the hooks in Codex's ``hooks.json`` and their trust in its ``config.toml``
+    (:mod:`plangate.install.codex_hooks`); nothing of Claude Code's is touched."""
+    given = [
+        name
+        for name, value in (
+            ("--project", ctx.project),
+            ("--plugin", plugin),
+            ("--hardened", hardened is not None),
+            ("a gate switch", any(value is not None for value in ctx.flags.values())),
+        )
+        if value
+    ]
+    if given:
+        raise UsageError(
+            f"--codex takes no {given[0]}: it registers the workflow contract hooks for the user",
+            "run `plangate setup --codex` (or `--codex --uninstall`) alone",
+        )
+    environ = ctx.environ
+    if uninstall:
+        codex_hooks.uninstall(environ, ctx.out)
+        return 0
+    home = codex_hooks.codex_home(environ)
+    refuse_temporary(ctx.python, hook_registry.package_root(), home)
+    codex_hooks.install(environ, ctx.python, ctx.out)
     return 0
 
 

@@ -1,0 +1,122 @@
+"""``plangate doctor --live`` for the Codex CLI: the user's Codex, the user's hooks, a real
+``codex exec`` session on the stand-in model.
+
+Codex skips a hook it does not trust without a word, and a hook output it does not accept
+fails open. The proof carries the user's registration into a throwaway ``CODEX_HOME``: their
+``hooks.json`` byte for byte, and for each of plangate's handlers the trust their
+``config.toml`` gives it (re-keyed to the throwaway path; a handler they have not trusted with
+its current hash stays untrusted there, so it is skipped there as it is for them). The model
+then runs ``plangate approve`` in the shell tool, a command only the person may run: the
+proof holds when Codex tells the model the call was blocked by plangate's PreToolUse hook
+(``protected_command``), which both the contracts' hook and the protected paths' hook decide.
+Nothing of the user's is written: the session's state root, HOME and project are throwaway.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from plangate.errors import PlangateError
+from plangate.harness.codex import CodexEnv, find_codex
+from plangate.harness.standin import Script, StandIn, shell
+from plangate.install import codex_hooks, settings_file
+from plangate.processes import run_bounded
+
+PROOF_COMMAND = "plangate approve plangate-live proof --yes"
+BLOCKED = "Command blocked by PreToolUse hook"
+CODE = "protected_command"
+NAME = "live codex hooks"
+
+
+def codex_line(environ: Mapping[str, str], timeout: float) -> tuple[str, str, str] | None:
+    """(status, detail, remedy) of the Codex proof: ``ok``, ``problem`` or ``skip``; None when
+    Codex is neither installed nor configured here."""
+    home = codex_hooks.codex_home(environ)
+    hooks_path = os.path.join(home, codex_hooks.HOOKS_FILE)
+    try:
+        hooks = settings_file.read(hooks_path)
+        entries = codex_hooks.trust_entries(hooks.target, hooks.data)
+        config_text = _text(os.path.join(home, codex_hooks.CONFIG_FILE))
+        state = codex_hooks.trusted(config_text)
+    except (PlangateError, ValueError) as error:
+        return "problem", f"Codex's files cannot be read: {error}", "fix them, then run again"
+    if not entries and not os.path.isdir(home):
+        return None
+    try:
+        binary = find_codex()
+    except PlangateError as error:
+        if not entries:
+            return None
+        return "problem", f"plangate's hooks are registered in Codex, but {error}", ""
+    if not entries:
+        return (
+            "skip",
+            f"not proven: no plangate hooks in {hooks_path} "
+            "(register them: plangate setup --codex)",
+            "",
+        )
+    version = _version(binary)
+    root = Path(tempfile.mkdtemp(prefix="plangate-live-codex-"))
+    try:
+        blocked = _prove(root, binary, hooks, entries, state, timeout)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    where = f"with hooks in {hooks_path} (Codex {version})"
+    if blocked:
+        return (
+            "ok",
+            f"refused `plangate approve` in a real codex exec session ({CODE}), {where}",
+            "",
+        )
+    return (
+        "problem",
+        f"the PreToolUse hook did not refuse `plangate approve` in a real codex exec session "
+        f"(a hook Codex does not trust, or cannot run, is skipped without a word), {where}",
+        "run `plangate setup --codex` again, then `plangate doctor --live`",
+    )
+
+
+def _text(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as stream:
+            return stream.read()
+    except FileNotFoundError:
+        return ""
+
+
+def _version(binary: Path) -> str:
+    done = run_bounded([str(binary), "--version"], timeout=30)
+    words = done.stdout.split()
+    return words[-1] if done.returncode == 0 and words else "unknown version"
+
+
+def _prove(
+    root: Path,
+    binary: Path,
+    hooks: settings_file.SettingsFile,
+    entries: list[tuple[str, str]],
+    state: Mapping[str, str],
+    timeout: float,
+) -> bool:
+    """Whether Codex told the model plangate's hook blocked the person-only command."""
+    script = Script(main=[[shell(PROOF_COMMAND)], "Done."])
+    with StandIn(script) as model:
+        env = CodexEnv.create(
+            root, model, binary=binary, extra_env={"PLANGATE_STATE_ROOT": str(root / "state")}
+        )
+        copy = env.codex_home / codex_hooks.HOOKS_FILE
+        copy.write_bytes(hooks.original or b"")
+        carried = [
+            (str(copy) + key[len(hooks.target) :], digest)
+            for key, digest in entries
+            if state.get(key) == digest
+        ]
+        trust = codex_hooks.with_block("", carried, False) if carried else ""
+        env.write_config(extra=trust)
+        env.exec("Run the command.", timeout=timeout)
+        requests = model.responses_requests(kind="main")
+    return any(BLOCKED in request.text() and CODE in request.text() for request in requests[1:])
