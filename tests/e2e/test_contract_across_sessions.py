@@ -8,8 +8,9 @@ then, in the next one, the model's first call writes ``src/`` (refused: the work
 in requirements) and its Skill call for the design is allowed on the approval given before
 (logged ``via earlier-conversation``; with ``--continue`` the same journal holds it, ``via
 human``). After ``/clear``, a rewind in the second conversation withdraws the design's
-approval given there. The same ``/clear`` on spec-kit 1.2.3 as installed: the spec approved
-before it stands, a source write after it is refused.
+approval given there. On spec-kit 1.2.3 as installed: ``/clear`` and a fresh ``claude`` (the
+spec approved before stands, a source write after is refused), and ``/compact`` while
+planning, then the next phase and a source write.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ def second_conversation_goes_on(screen: Screen, via: str) -> None:
     assert (approvals[-1]["phase"], approvals[-1]["via"]) == ("requirements", via)
 
 
-def launch_args(screen: Screen) -> list[str]:
+def launch_args(screen: Screen | SpecKitScreen) -> list[str]:
     return screen.terminal.launches[0][1:]
 
 
@@ -150,3 +151,56 @@ def test_spec_kit_after_clear_goes_on_with_the_workflow(spec_kit: SpecKitScreen)
     ], spec_kit.entries()
     approvals = [line for line in spec_kit.log() if line.get("event") == "approval"]
     assert (approvals[-1]["phase"], approvals[-1]["via"]) == ("specify", EARLIER)
+
+
+def test_spec_kit_a_fresh_claude_goes_on_with_the_workflow(spec_kit: SpecKitScreen) -> None:
+    """The spec approved in a first conversation; a fresh ``claude`` in the project: a source
+    write is refused (still specifying), the plan's Skill call is allowed on that approval."""
+    spec_kit.say(
+        "/speckit-specify a greeting command",
+        *specify_steps(spec_kit.project),
+        "Spec ready.",
+        until="Spec ready.",
+    )
+    spec_kit.say("approve the spec", "Spec approval noted.", until="Spec approval noted.")
+    first = spec_kit.terminal.session_id()
+    spec_kit.terminal.exit()  # its status: tmux does not always report one
+    spec_kit.terminal.start(*launch_args(spec_kit))
+    spec_kit.say(
+        "good morning",
+        bash("mkdir -p src && echo \"print('early')\" > src/app.py", "Start the code"),
+        skill("speckit-plan", ""),
+        "Planning.",
+        until="Planning.",
+    )
+    assert spec_kit.terminal.session_id() != first
+    assert not (spec_kit.project / "src" / "app.py").exists()
+    assert spec_kit.entries()[-2:] == [
+        ("edit", "specify", "contract_edit_scope"),
+        ("entry", "plan", None),
+    ], spec_kit.entries()
+
+
+def test_spec_kit_compact_then_the_next_phase_and_a_source_write(
+    spec_kit: SpecKitScreen,
+) -> None:
+    """``/compact`` while planning; then the person approves the plan and types
+    ``/speckit-tasks``; the model's immediate source write is refused in tasks, whichever
+    record the hook reads first."""
+    spec_kit.seed("spec.md", "plan.md", approved=("specify",))
+    spec_kit.say("/speckit-plan", "Plan is ready.", until="Plan is ready.")
+    spec_kit.terminal.type("/compact")
+    spec_kit.terminal.wait_for("Compacted", 60)
+    spec_kit.terminal.wait_idle()
+    spec_kit.say("approve the plan", "Plan approval noted.", until="Plan approval noted.")
+    spec_kit.say(
+        "/speckit-tasks",
+        bash("mkdir -p src && echo \"print('early')\" > src/app.py", "Start the code"),
+        "Tasks next.",
+        until="Tasks next.",
+    )
+    assert not (spec_kit.project / "src" / "app.py").exists()
+    assert spec_kit.entries()[-2:] == [
+        ("typed", "tasks", None),
+        ("edit", "tasks", "contract_edit_scope"),
+    ], spec_kit.entries()
