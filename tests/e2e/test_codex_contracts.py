@@ -64,9 +64,9 @@ def _project(codex: CodexEnv, state: Path) -> None:
     _hooks(codex)
 
 
-def _hooks(codex: CodexEnv, stop: bool = False) -> None:
+def _hooks(codex: CodexEnv, stop: bool = False, typed: bool = False) -> None:
     """plangate's contract hook in ``$CODEX_HOME/hooks.json``, on Bash and apply_patch (and
-    its Stop hook, with ``stop``)."""
+    its Stop hook, with ``stop``; its typed-skill hook on UserPromptSubmit, with ``typed``)."""
     hooks = {
         "hooks": {
             "PreToolUse": [
@@ -86,6 +86,9 @@ def _hooks(codex: CodexEnv, stop: bool = False) -> None:
     if stop:
         command = hook_command("plangate.hooks.contract_stop")
         hooks["hooks"]["Stop"] = [{"hooks": [{"type": "command", "command": command}]}]
+    if typed:
+        prompt = hook_command("plangate.hooks.prompt_expansion")
+        hooks["hooks"]["UserPromptSubmit"] = [{"hooks": [{"type": "command", "command": prompt}]}]
     (codex.codex_home / "hooks.json").write_text(json.dumps(hooks))
 
 
@@ -247,3 +250,47 @@ def test_plangate_counts_its_holds_where_codex_has_no_cap(
     assert report(session, "armed", True, out, state_root=str(state)) == 0
     counts = json.loads(out.getvalue())["sessions"][0]["gates"]["contract:cc-sdd"]["counts"]
     assert (counts["blocked"], counts["released"]) == (3, 0), counts
+
+
+REQUIREMENTS = (
+    "# Requirements Document\n\n## Requirements\n\n### Requirement 1: Greeting\n"
+    "#### Acceptance Criteria\n1. When the user runs greet, the system shall print hello.\n"
+)
+
+
+def test_a_typed_skill_out_of_order_in_codex_never_reaches_the_model(
+    tmp_path: Path, codex_bin: Path, install_kit: InstallKit
+) -> None:
+    """cc-sdd installed for Codex, requirements written but not approved: the person's
+    ``$kiro-spec-design greet`` is blocked by plangate's UserPromptSubmit hook
+    (``contract_approval``) before any model request; once the person approves the
+    requirements in their own words (``codex exec resume --last``: the same session), the same
+    typed skill starts the design."""
+    state = tmp_path / "state"
+    spec = f".kiro/specs/{FEATURE}"
+    with StandIn(Script(main=["Noted.", "Designing."])) as model:
+        codex = CodexEnv.create(
+            tmp_path / "cx", model, binary=codex_bin, extra_env={"PLANGATE_STATE_ROOT": str(state)}
+        )
+        project = codex.project_dir
+        install_kit(CC_SDD_CODEX, project)
+        (project / spec).mkdir(parents=True)
+        (project / spec / "spec.json").write_text('{"feature_name": "greet"}\n')
+        (project / spec / "requirements.md").write_text(REQUIREMENTS)
+        _hooks(codex, stop=True, typed=True)
+        bypass = ["--dangerously-bypass-hook-trust"]
+        refused = codex.exec(f"$kiro-spec-design {FEATURE}", extra_args=bypass)
+        assert len(model.responses_requests()) == 0, "a blocked prompt reached the model"
+        resume = [*bypass, "resume", "--last"]  # the same session, a next prompt
+        assert codex.exec("approve requirements", extra_args=resume).ok
+        allowed = codex.exec(f"$kiro-spec-design {FEATURE}", extra_args=resume)
+        assert allowed.ok, allowed.describe()
+        asked = len(model.responses_requests())
+    assert refused.ok, refused.describe()
+    assert asked == 2  # the approval's turn and the design's
+    written = (state / "analytics" / "autoplan-guard.jsonl").read_text().splitlines()
+    typed = [json.loads(line) for line in written if '"typed"' in line]
+    assert [(t["phase"], t["code"]) for t in typed] == [
+        ("design", "contract_approval"),
+        ("design", None),
+    ], typed

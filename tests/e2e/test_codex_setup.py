@@ -98,7 +98,7 @@ def test_a_linked_codex_home_is_trusted_by_its_real_path(tmp_path: Path, codex_b
     link.symlink_to(cx.codex_home)
     printed = _setup(cx, home=link)
     listed = _hooks_list(cx, home=link)
-    assert len(listed) == 2
+    assert len(listed) == 3  # PreToolUse, UserPromptSubmit, Stop
     for hook in listed:
         assert hook["key"].startswith(str(cx.codex_home / "hooks.json") + ":")
         assert hook["trustStatus"] == "trusted"

@@ -81,12 +81,19 @@ def test_setup_registers_and_trusts_then_uninstall_restores_both_files(tmp_path:
     assert hooks["Stop"] == [
         {"hooks": [{"type": "command", "command": _command("contract_stop"), "timeout": 25}]}
     ]
+    assert hooks["UserPromptSubmit"] == [
+        {"hooks": [{"type": "command", "command": _command("prompt_expansion"), "timeout": 25}]}
+    ]
     text = (home / "config.toml").read_text()
     assert text.startswith(THEIRS + "\n" + codex_hooks.BEGIN)
     state = tomllib.loads(text)["hooks"]["state"]
     path = str(home / "hooks.json")
     # the key counts the other tool's group: plangate's PreToolUse group is the second
-    assert sorted(state) == [f"{path}:pre_tool_use:1:0", f"{path}:stop:0:0"]
+    assert sorted(state) == [
+        f"{path}:pre_tool_use:1:0",
+        f"{path}:stop:0:0",
+        f"{path}:user_prompt_submit:0:0",
+    ]
     for key, entry in state.items():
         assert f"trusted {key} = {entry['trusted_hash']}" in printed  # the person sees it
     assert tomllib.loads(text)["features"] == {"plugins": False}

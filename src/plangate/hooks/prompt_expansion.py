@@ -1,11 +1,14 @@
-"""The workflow contracts' UserPromptExpansion hook: a typed ``/skill args``.
+"""The workflow contracts' hook on a typed skill: ``/skill args`` in Claude Code, ``$skill
+args`` in Codex CLI.
 
 A command typed in the terminal never passes PreToolUse: Claude Code 2.1.332 fires
 ``UserPromptExpansion`` for it (``command_name``, ``command_args``), and exit 2 blocks the
-expansion before any model request, with stderr shown to the person. A phase entry the
-contract refuses exits 2 with the refusal; anything else exits 0 with ``{}``. Decisions are
+expansion before any model request, with stderr shown to the person. Codex CLI 0.171.0 fires
+``UserPromptSubmit`` with the ``prompt``; a ``{"decision": "block", "reason": …}`` answer
+keeps it from the model (verified: no model request is made). A phase entry the contract
+refuses is blocked with the refusal; anything else is let through with ``{}``. Decisions are
 logged like the PreToolUse ones. An unexpected error blocks (``installation``), as the
-guard's does; a payload that is not an expansion is left alone.
+guard's does; a payload that is not a typed skill is left alone.
 """
 
 from __future__ import annotations
@@ -18,15 +21,32 @@ from plangate.hook_io.runtime import HookInputError, read_payload
 
 BLOCK = 2
 EVENT = "UserPromptExpansion"
+CODEX_EVENT = "UserPromptSubmit"
+
+
+def typed_skill(payload: dict[str, object]) -> tuple[str, str] | None:
+    """The skill a person typed and its arguments: Claude Code's expansion, or a Codex
+    prompt ``$skill args``; None for anything else."""
+    event = payload.get("hook_event_name")
+    if event == EVENT:
+        name, args = payload.get("command_name"), payload.get("command_args")
+        if not isinstance(name, str) or not name.strip():
+            return None
+        return name.strip().lstrip("/"), args if isinstance(args, str) else ""
+    if event == CODEX_EVENT and isinstance(payload.get("prompt"), str):
+        from plangate.journal.codex import skill_of
+
+        skill, arguments = skill_of(str(payload["prompt"]))
+        return (skill, arguments or "") if skill is not None else None
+    return None
 
 
 def decide(payload: dict[str, object]) -> str | None:
-    """The refusal text, or None to let the expansion through."""
-    if payload.get("hook_event_name") != EVENT:
+    """The refusal text, or None to let the typed skill through."""
+    typed = typed_skill(payload)
+    if typed is None:
         return None
-    name = payload.get("command_name")
-    if not isinstance(name, str) or not name.strip():
-        return None
+    name, args = typed
     cwd = payload.get("cwd")
     if not isinstance(cwd, str) or not os.path.isabs(cwd):
         return None
@@ -37,10 +57,7 @@ def decide(payload: dict[str, object]) -> str | None:
         return None
     from plangate.contracts import evaluate
 
-    args = payload.get("command_args")
-    found = evaluate.entry_ruling(
-        dict(payload), name.strip().lstrip("/"), args if isinstance(args, str) else "", "typed"
-    )
+    found = evaluate.entry_ruling(dict(payload), name, args, "typed")
     if found is None:
         return None
     ruling, version = found
@@ -64,6 +81,7 @@ EXPANSION_MAX_BYTES = 16 * 1024 * 1024
 
 
 def main() -> int:
+    payload: dict[str, object] = {}
     try:
         try:
             payload = read_payload(sys.stdin.buffer, EXPANSION_MAX_BYTES)
@@ -78,6 +96,9 @@ def main() -> int:
         reason = reasons.deny_reason("installation", None, type(error).__name__)
     if reason is None:
         sys.stdout.write(jsonio.dumps({}) + "\n")
+        return 0
+    if payload.get("hook_event_name") == CODEX_EVENT:
+        sys.stdout.write(jsonio.dumps({"decision": "block", "reason": reason}) + "\n")
         return 0
     sys.stderr.write(reason + "\n")
     return BLOCK

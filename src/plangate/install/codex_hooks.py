@@ -78,6 +78,7 @@ def hook_block(python: str, contracts: bool) -> dict[str, list[dict[str, object]
         "PreToolUse": [_group(pre_module, python, TOOL_MATCHER)],
     }
     if contracts:
+        block["UserPromptSubmit"] = [_group("prompt_expansion", python, None)]
         block["Stop"] = [_group("contract_stop", python, None)]
     return block
 

@@ -174,13 +174,13 @@ def _event(
     if kind != "item_completed" or not isinstance(item, dict) or item.get("type") != "UserMessage":
         return None
     text = _texts(item.get("content"), "text")
-    command, arguments = _skill_of(text)
+    command, arguments = skill_of(text)
     turn = HumanTurn(len(events), number, None, stamp, text, command, arguments, "typed", None)
     events.append(turn)
     return None
 
 
-def _skill_of(text: str) -> tuple[str | None, str | None]:
+def skill_of(text: str) -> tuple[str | None, str | None]:
     """A typed skill (``$kiro-spec-init a greeting``: Codex loads the skill's ``SKILL.md``
     into the turn) as the command and its arguments, like a typed ``/skill`` in Claude Code."""
     if not text.startswith(SKILL_SIGIL):
