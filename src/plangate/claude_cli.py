@@ -60,6 +60,18 @@ def user_claude() -> Path | None:
     return Path(on_path) if on_path else None
 
 
+def pinned_or_on_path(node_bin: Path, name: str) -> Path | None:
+    """A CLI ``make setup`` pins with npm: ``node_bin`` (relative) in this checkout or the
+    working folder, else ``name`` on PATH; None when none is an executable file."""
+    root = repo_root()
+    candidates = ([root / node_bin] if root is not None else []) + [Path.cwd() / node_bin]
+    for candidate in candidates:
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    on_path = shutil.which(name)
+    return Path(on_path) if on_path else None
+
+
 def find_claude() -> Path:
     """The Claude Code CLI: ``$PLANGATE_CLAUDE_BIN``, the pinned npm copy, or ``claude``."""
     configured = os.environ.get(CLAUDE_BIN_ENV)
@@ -71,17 +83,9 @@ def find_claude() -> Path:
             f"{CLAUDE_BIN_ENV}={configured} is not an executable file",
             f"unset {CLAUDE_BIN_ENV} or point it at a claude executable ({install_remedy()})",
         )
-    candidates: list[Path] = []
-    root = repo_root()
-    if root is not None:
-        candidates.append(root / _NODE_BIN)
-    candidates.append(Path.cwd() / _NODE_BIN)
-    for candidate in candidates:
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return candidate
-    on_path = shutil.which("claude")
-    if on_path:
-        return Path(on_path)
+    found = pinned_or_on_path(_NODE_BIN, "claude")
+    if found is not None:
+        return found
     raise ClaudeNotFoundError(
         f"the Claude Code CLI is not installed (looked for {_NODE_BIN} and `claude` on PATH; "
         f"{CLAUDE_BIN_ENV} is not set)"

@@ -28,14 +28,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from plangate.claude_cli import repo_root
+from plangate.claude_cli import pinned_or_on_path
 from plangate.errors import PlangateError
 from plangate.processes import run_bounded
 
@@ -76,17 +75,9 @@ def find_codex() -> Path:
         if path.is_file() and os.access(path, os.X_OK):
             return path
         raise CodexNotFoundError(f"{CODEX_BIN_ENV}={configured} is not an executable file")
-    candidates: list[Path] = []
-    root = repo_root()
-    if root is not None:
-        candidates.append(root / _NODE_BIN)
-    candidates.append(Path.cwd() / _NODE_BIN)
-    for candidate in candidates:
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return candidate
-    on_path = shutil.which("codex")
-    if on_path:
-        return Path(on_path)
+    found = pinned_or_on_path(_NODE_BIN, "codex")
+    if found is not None:
+        return found
     raise CodexNotFoundError(
         f"the Codex CLI is not installed (looked for {_NODE_BIN} and `codex` on PATH; "
         f"{CODEX_BIN_ENV} is not set): run `make setup` in the plangate checkout, or "
