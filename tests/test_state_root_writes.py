@@ -30,8 +30,14 @@ OWNER = "state_root.py"
 #: (module, function or class) -> where its writes go, outside the state root.
 ELSEWHERE: dict[tuple[str, str], str] = {
     ("cli.py", "_temporary_file"): "a crash log the state root could not take, in /tmp",
-    ("config.py", "write_atomic"): "Claude Code's settings.json (install/settings_file.py)",
-    ("config.py", "FileLock"): "the lock beside Claude Code's settings.json",
+    ("config.py", "write_atomic"): (
+        "Claude Code's settings.json (install/settings_file.py), Codex's config.toml "
+        "(install/codex_hooks.py)"
+    ),
+    ("config.py", "FileLock"): (
+        "the lock beside Claude Code's settings.json; beside config.json, in the folder "
+        "StateRoot checked"
+    ),
     ("gates/session_record.py", "SessionLock"): "made by Folder.lock(kind=SessionLock)",
     ("install/skill_bundle.py", "replace_folder"): (
         "the skills in ~/.claude/skills; the plugin's marketplace in the state root, whose "
@@ -42,9 +48,7 @@ ELSEWHERE: dict[tuple[str, str], str] = {
     ("agents/confinement.py", "_fresh_home"): "the confined agent's home, in /tmp",
     ("agents/confinement.py", "_keep_refreshed_login"): "the login, in Claude Code's folder",
     ("agents/confinement.py", "confined"): "the confined agent's home, in /tmp",
-    ("guard/preindex.py", "_start"): "the pre-index marker, in the journal index's folder",
-    ("journal/index.py", "_append_blobs"): "the journal index, in the folder StateRoot checked",
-    ("journal/index.py", "prune"): "the journal index, in the folder StateRoot checked",
+    ("runs/sandbox.py", "restore"): "a file the agent made in its run's git worktree",
 }
 
 _OS_WRITES = {

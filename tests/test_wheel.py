@@ -195,6 +195,7 @@ CALLED_FROM_OUTSIDE = {
     ("src/plangate/journal/__init__.py", "__getattr__"): "Python calls it: lazy module names",
     ("src/plangate/plan/__init__.py", "__getattr__"): "Python calls it: lazy module names",
     ("src/plangate/plan/__init__.py", "__dir__"): "Python calls it: dir() of the package",
+    ("src/plangate/journal/window.py", "__class_getitem__"): "Python calls it: Fold[...]",
     ("src/plangate/harness/standin/server.py", "log_message"): "http.server calls it",
     ("src/plangate/harness/standin/server.py", "do_GET"): "http.server calls it",
     ("src/plangate/harness/standin/server.py", "do_HEAD"): "http.server calls it",

@@ -345,16 +345,17 @@ def set(name: str, value: bool | int | str, *, path: str | None = None) -> bool:
         canonical = checked
     if path is None:
         path = config_path()
-    folder = os.path.dirname(path) or "."
+    where = os.path.dirname(path) or "."
     try:  # the state root: a real folder of ours, made 0700 when missing
-        StateRoot(folder).folder()
+        folder = StateRoot(where).folder()
     except OSError as error:
         raise StateError(
-            f"cannot create {display_path(folder)}: {error.strerror or error}",
+            f"cannot create {display_path(where)}: {error.strerror or error}",
             "check the permissions of PLANGATE_STATE_ROOT (default ~/.plangate)",
         ) from None
+    base = os.path.basename(path)
     with FileLock(
-        path + LOCK_SUFFIX,
+        folder.file(base + LOCK_SUFFIX),
         message=f"another plangate process is changing {display_path(path)}",
         remedy="wait for it to finish, then run the command again",
         error=StateError,
@@ -365,7 +366,10 @@ def set(name: str, value: bool | int | str, *, path: str | None = None) -> bool:
             return False
         data = dict(current.data)
         data[name] = canonical
-        write_atomic(path, render(data).encode("utf-8"), mode=0o600, error=StateError)
+        try:
+            folder.replace(base, render(data).encode("utf-8"), 0o600, durable=True)
+        except OSError as failure:
+            raise _unwritable(path, failure, StateError) from None
     return True
 
 
@@ -389,11 +393,17 @@ def write_atomic(
     try:
         files.replace(path, content, mode, durable=True)
     except OSError as failure:
-        folder = os.path.dirname(path) or "."
-        raise error(
-            f"cannot write {display_path(path)}: {failure.strerror or failure}",
-            f"check that {display_path(folder)} is writable, then run the command again",
-        ) from None
+        raise _unwritable(path, failure, error) from None
+
+
+def _unwritable(
+    path: str, failure: OSError, error: type[ConfigError] | type[StateError]
+) -> ConfigError | StateError:
+    folder = os.path.dirname(path) or "."
+    return error(
+        f"cannot write {display_path(path)}: {failure.strerror or failure}",
+        f"check that {display_path(folder)} is writable, then run the command again",
+    )
 
 
 class FileLock(files.Lock):

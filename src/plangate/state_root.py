@@ -127,6 +127,21 @@ class StateRoot:
             check_folder(path, create)
         return Folder(path)
 
+    def holds(self, path: str) -> bool:
+        """Whether ``path`` lies in the root (the root itself included), as spelled."""
+        relative = os.path.relpath(os.path.abspath(path), os.path.abspath(self.path))
+        return relative != os.pardir and not relative.startswith(os.pardir + os.sep)
+
+    def place(self, path: str) -> str:
+        """The folder ``path`` for a file another program writes (SQLite, git): checked
+        from the root down (:meth:`within`) when it lies in the root, else made as it is
+        (a place the person chose). Returns ``path``."""
+        if self.holds(path):
+            self.within(path)
+        else:
+            os.makedirs(path, 0o700, exist_ok=True)
+        return path
+
     def within(self, path: str) -> Folder:
         """The folder ``path``, which must lie under the root (:class:`ValueError` if not),
         checked from the root down as :meth:`folder` does."""
@@ -172,10 +187,17 @@ class Folder:
             raise OSError(errno.ENOSPC, "No space left on device")
         return size
 
-    def appending(self, name: str) -> int:
-        """A descriptor that appends to the file ``name`` (``O_APPEND``, created 0600, never
-        through a link), for a child process's output; the caller closes it."""
-        return os.open(self.file(name), APPEND_FLAGS, 0o600)
+    def appending(self, name: str, *, truncate: bool = False, create: bool = True) -> int:
+        """A descriptor that appends to the file ``name`` (``O_APPEND``, created 0600 unless
+        ``create`` is false, emptied first with ``truncate``, never through a link), for a
+        child process's output or a run of writes; the caller closes it."""
+        flags = APPEND_FLAGS if create else APPEND_FLAGS & ~os.O_CREAT
+        return os.open(self.file(name), flags | (os.O_TRUNC if truncate else 0), 0o600)
+
+    def marker(self, name: str) -> int:
+        """A read-write descriptor on the file ``name`` (created 0600, never through a
+        link), for a marker a process locks and rewrites in place; the caller closes it."""
+        return os.open(self.file(name), os.O_RDWR | os.O_CREAT | CLOEXEC | NOFOLLOW, 0o600)
 
     def create(self, name: str, data: bytes = b"", *, durable: bool = False) -> str:
         """Make the new file ``name`` (0600) holding ``data``; its path.

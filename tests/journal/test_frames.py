@@ -6,15 +6,22 @@ from pathlib import Path
 from typing import Any
 
 from plangate.journal import frames
+from plangate.state_root import StateRoot
 
 
 def key(values: list[Any]) -> object:
     return values[0]
 
 
+def write(path: Path, values: list[Any], saved: list[Any] | None, count: int, key: Any) -> int:
+    """:func:`frames.write` of the file ``path``, in its folder as the state root checks it."""
+    folder = StateRoot(str(path.parent)).folder()
+    return frames.write(folder, path.name, values, saved, count, key)
+
+
 def start(path: Path) -> list[Any]:
     values: list[Any] = [1, "\nid-a\n", b"\x01", [1], {"uses": "\nx\n", "count": 1}, "same"]
-    assert frames.write(str(path), values, None, 0, key) == 1
+    assert write(path, values, None, 0, key) == 1
     return values
 
 
@@ -30,12 +37,12 @@ def test_a_save_appends_what_changed_and_a_read_applies_it(tmp_path: Path) -> No
     first = start(path)
     size = path.stat().st_size
     second = grown(first, 2)
-    assert frames.write(str(path), second, first, 1, key) == 2
+    assert write(path, second, first, 1, key) == 2
     assert path.stat().st_size - size < 200  # the additions, not the whole values
     assert frames.read(str(path), key) == (second, 2)
     third = grown(second, 3)
     third[5] = "changed"
-    frames.write(str(path), third, second, 2, key)
+    write(path, third, second, 2, key)
     assert frames.read(str(path), key) == (third, 3)
 
 
@@ -46,11 +53,11 @@ def test_a_delta_from_other_values_is_skipped(tmp_path: Path) -> None:
     first = start(path)
     ours, theirs = grown(first, 2), grown(first, 2)
     theirs[5] = "theirs"
-    frames.write(str(path), ours, first, 1, key)
-    frames.write(str(path), theirs, first, 2, key)
+    write(path, ours, first, 1, key)
+    write(path, theirs, first, 2, key)
     assert frames.read(str(path), key) == (ours, 3)
     later = grown(ours, 3)
-    frames.write(str(path), later, ours, 3, key)
+    write(path, later, ours, 3, key)
     assert frames.read(str(path), key) == (later, 4)
 
 
@@ -58,7 +65,7 @@ def test_a_damaged_or_cut_frame_ends_the_file(tmp_path: Path) -> None:
     path = tmp_path / "s.index"
     first = start(path)
     second = grown(first, 2)
-    frames.write(str(path), second, first, 1, key)
+    write(path, second, first, 1, key)
     data = path.read_bytes()
     path.write_bytes(data[:-3])  # a save cut short
     assert frames.read(str(path), key) == (first, 1)
@@ -74,7 +81,7 @@ def test_after_the_most_frames_a_save_writes_a_snapshot(tmp_path: Path) -> None:
     count = 1
     for boundary in range(2, frames.FRAMES_MAX + 3):
         later = grown(values, boundary)
-        count = frames.write(str(path), later, values, count, key)
+        count = write(path, later, values, count, key)
         values = later
         assert frames.read(str(path), key) == (values, count)
     assert count < frames.FRAMES_MAX

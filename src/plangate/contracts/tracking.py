@@ -27,7 +27,7 @@ from plangate import __version__, jsonio
 from plangate.contracts.entries import ENTRY_TOOLS, entered_by
 from plangate.contracts.state import SKILL_TOOL, owns
 from plangate.journal.events import HumanTurn, ToolUse
-from plangate.journal.window import Tracker
+from plangate.journal.window import Fold
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -37,11 +37,31 @@ if TYPE_CHECKING:
     from plangate.journal.records import Record
     from plangate.journal.window import Reload
 
-VERSION = 1
+VERSION = 2
+"""Of the saved state (:attr:`RunTracker.key`). 2: a dict with named keys (:class:`RunState`)."""
 NONE_YET = -1
 
 
-class RunTracker(Tracker):
+class RunState:
+    """The fold's state after ``count`` owned records: the position of the first record
+    that may hold a workflow invocation (``first``; :data:`NONE_YET` before one). Saved as
+    ``{"count": …, "first": …}``."""
+
+    __slots__ = ("count", "first")
+
+    def __init__(self, count: int = 0, first: int = NONE_YET) -> None:
+        self.count = count
+        self.first = first
+
+    def dump(self) -> dict[str, int]:
+        return {"count": self.count, "first": self.first}
+
+    @classmethod
+    def load(cls, saved: dict[str, int]) -> RunState:
+        return cls(saved["count"], saved["first"])
+
+
+class RunTracker(Fold["RunState"]):
     """The fold for these contracts, read from ``cwd`` in ``project`` (Read paths are
     resolved against both, so they are part of the key)."""
 
@@ -60,25 +80,25 @@ class RunTracker(Tracker):
         digest = zlib.crc32(jsonio.dumps(identity).encode("utf-8"))
         self.key = f"contracts-{VERSION}:{__version__}:{digest:08x}"
 
-    def start(self) -> Any:
-        return [0, NONE_YET]
+    def new(self) -> RunState:
+        return RunState()
 
-    def fold(self, state: Any, position: int, records: list[Record], reload: Reload) -> Any:
-        count, first = state
-        if count != position:
-            return None
-        if first == NONE_YET:
+    def load(self, saved: Any) -> RunState:
+        return RunState.load(saved)
+
+    def step(self, state: RunState, position: int, records: list[Record], reload: Reload) -> bool:
+        if state.first == NONE_YET:
             for offset, record in enumerate(records):
                 if self.invokes(record):
-                    first = position + offset
+                    state.first = position + offset
                     break
-        return [position + len(records), first]
+        state.count = position + len(records)
+        return True
 
-    def window(self, state: Any) -> tuple[int, list[int]] | None:
-        count, first = state
-        if count == 0:
+    def plan(self, state: RunState) -> tuple[int, list[int]] | None:
+        if state.count == 0:
             return None
-        return (count - 1 if first == NONE_YET else first), []
+        return (state.count - 1 if state.first == NONE_YET else state.first), []
 
     def invokes(self, record: Record) -> bool:
         """Whether a record may hold a workflow invocation (light events: a call whose input

@@ -4,11 +4,16 @@
 before the current call, and the fold's state before the window), the current call
 (journaled, or built from the hook payload when Claude Code has not written it yet), and what
 the hook knows about this installation. It returns normally to allow and raises
-:class:`Refusal` with the seed's code otherwise. The steps, in order: is the invocation over
-(its Final Approval Gate was written)? is it bound to a good init? is the call itself valid?
-which phase is the session in? is the call's phase the one due next for the bound scope?
-and, when the call enters a later phase, was the current phase closed and its report
-published?
+:class:`Refusal` with the seed's code otherwise. Two steps, as every workflow's decision:
+
+1. **the fold** (:func:`fold_invocation`): is the invocation over (its Final Approval Gate
+   was written)? which init binds it? which phase is the session in (:func:`reconstruct`:
+   an entry moves the session on only if it was due and found its predecessor published)?
+   This runs over the window at decision time, not in the journal index: its steps check
+   files (checkpoints, reports) whose content may change between calls.
+2. **the rules** (:func:`rules`), on that state: is the call itself valid? is it alone in its
+   message? is its phase the one due next for the bound scope? and, when it enters a later
+   phase, was the current phase closed and its report published?
 """
 
 from __future__ import annotations
@@ -30,6 +35,24 @@ from plangate.guard.state import History, Installation, PhaseState, Refusal, num
 from plangate.journal.events import Event, ToolUse
 
 
+class Invocation:
+    """The current /autoplan invocation, folded from the window: every event before the
+    current call (``history``), the init that binds it, the events that belong to it
+    (``entered``: after the binding init, none from between a Final Approval Gate and the
+    next init), and the phase they put the session in (``phases``). The rules read this
+    state; none reads the journal again."""
+
+    __slots__ = ("history", "binding", "entered", "phases")
+
+    def __init__(
+        self, history: History, binding: Binding, entered: list[Event], phases: PhaseState
+    ) -> None:
+        self.history = history
+        self.binding = binding
+        self.entered = entered
+        self.phases = phases
+
+
 def decide(
     before: list[Event],
     current: ToolUse,
@@ -41,20 +64,50 @@ def decide(
 ) -> None:
     """``before`` holds the window's events (from order ``start`` on, and the earlier
     plangate Bash calls and results) before the current call; ``prior`` the fold of every
-    event before the window (:mod:`plangate.guard.fold`)."""
+    event before the window (:mod:`plangate.guard.fold`). The invocation's fold, then the
+    rules."""
+    invocation = fold_invocation(before, current, installation, prior, start)
+    if invocation is not None:
+        rules(invocation, current, journaled, call, installation)
+
+
+def fold_invocation(
+    before: list[Event],
+    current: ToolUse,
+    installation: Installation,
+    prior: Disarm,
+    start: int,
+) -> Invocation | None:
+    """The window folded into the invocation's state; None when the invocation is over
+    (its Final Approval Gate written: nothing left to guard). Refuses an invocation with no
+    init that binds it."""
     history = History(before)
     over, outside = disarmed(history, installation, prior, start)
     if over:
-        return
+        return None
     binding = bind(history, installation)
     if binding.start < start:
         # The window reaches back over every init that can bind (fold.window_start); only an
         # init that exited 0 printing broken JSON between two inits of one plan gets here.
         raise Refusal("init_mismatch", "an init of this invocation printed broken JSON")
     entered = [e for e in before if e.order > binding.start and e.order not in outside]
+    phases = reconstruct(entered, history, binding, installation, current)
+    return Invocation(history, binding, entered, phases)
+
+
+def rules(
+    invocation: Invocation,
+    current: ToolUse,
+    journaled: bool,
+    call: calls.GuardedCall,
+    installation: Installation,
+) -> None:
+    """Seed 000's rules for the current call, in order: the call itself is valid, no other
+    phase's entry is batched with it or still running, and an entry of a later phase is the
+    one due and finds the current phase closed and its report published."""
+    binding, state, entered = invocation.binding, invocation.phases, invocation.entered
     validate_call(call, current, binding, installation)
-    state = reconstruct(entered, history, binding, installation, current)
-    batch_rule(entered, history, current, call, installation)
+    batch_rule(entered, invocation.history, current, call, installation)
     if state.phase is not None and number(call.phase) <= number(state.phase):
         return  # the current phase again, or an earlier one revisited
     order_rule(state, call.phase, binding)
@@ -66,7 +119,7 @@ def decide(
         state.phase,
         state,
         entered,
-        history,
+        invocation.history,
         binding,
         current,
         journaled,
@@ -140,7 +193,7 @@ def _validate_dispatch(
         raise Refusal("dispatch_prompt")
 
 
-# --- 4. which phase is the session in? --------------------------------------------------
+# --- 4. which phase is the session in? (the invocation's fold) ---------------------------
 
 
 def reconstruct(

@@ -33,7 +33,7 @@ from plangate.guard.state import Installation
 from plangate.journal.events import Event, TaskNotification, ToolResult, ToolUse
 from plangate.journal.joined import Joined
 from plangate.journal.records import Record
-from plangate.journal.window import Tracker
+from plangate.journal.window import Fold
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -160,11 +160,11 @@ def _window(
     return cut, [at for at in chosen if at < cut]
 
 
-class GuardTracker(Tracker):
+class GuardTracker(Fold["GuardState"]):
     """The fold, for one installation (its plangate executable names the literal inits).
 
-    As a :class:`~plangate.journal.window.Tracker` its state is the saved form the journal
-    index keeps (:meth:`GuardState.dump`); the fold itself works on a :class:`GuardState`."""
+    The reader sees the saved form the journal index keeps (:meth:`GuardState.dump`); the
+    fold itself works on a :class:`GuardState` (:meth:`step`)."""
 
     def __init__(self, installation: Installation, journal: str) -> None:
         self.installation = installation
@@ -175,19 +175,23 @@ class GuardTracker(Tracker):
         self.last: tuple[int, list[Record], GuardState] | None = None
         self.selected: tuple[list[Record], GuardState] | None = None
 
-    def start(self) -> dict[str, Any]:
-        return GuardState().dump()
+    def new(self) -> GuardState:
+        return GuardState()
 
-    def fold(
-        self, state: dict[str, Any], position: int, records: list[Record], reload: Reload
-    ) -> dict[str, Any] | None:
-        if state.get("count") != position:
-            return None
-        folded, storable = self.folded(GuardState.load(state), position, records, reload)
-        if not storable:
-            return None  # an id the joined sets cannot hold
-        self.last = (position, records, folded)
-        return folded.dump()
+    def load(self, saved: Any) -> GuardState:
+        return GuardState.load(saved)
+
+    def step(self, state: GuardState, position: int, records: list[Record], reload: Reload) -> bool:
+        _, storable = self.folded(state, position, records, reload)
+        if storable:  # else an id the joined sets cannot hold
+            self.last = (position, records, state)
+        return storable
+
+    def plan(self, state: GuardState) -> tuple[int, list[int]] | None:
+        return state.window()
+
+    def window(self, state: Any) -> tuple[int, list[int]] | None:
+        return GuardState.saved_window(state)  # without loading the rest of it
 
     def folded(
         self, state: GuardState, position: int, records: list[Record], reload: Reload
@@ -250,9 +254,6 @@ class GuardTracker(Tracker):
         state.repeated = repeated
         state.cut = cut
         return state, storable
-
-    def window(self, state: dict[str, Any]) -> tuple[int, list[int]] | None:
-        return GuardState.saved_window(state)
 
     def select(self, ordered: list[Record]) -> list[Record]:
         """The reader's selection on a read that did not continue a saved window (a cold

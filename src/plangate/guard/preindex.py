@@ -113,9 +113,8 @@ def _start(
 
     from plangate.journal.index import safe_index_dir
 
-    safe_index_dir(os.path.dirname(marker))
-    flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
-    descriptor = os.open(marker, flags, 0o600)
+    folder = safe_index_dir(os.path.dirname(marker))
+    descriptor = folder.marker(os.path.basename(marker))
     try:
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)

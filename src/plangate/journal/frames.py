@@ -22,12 +22,12 @@ import marshal
 import os
 import zlib
 
-from plangate.files import replace
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
+
+    from plangate.state_root import Folder
 
 FRAMES_MAX = 32
 DELTA = "delta"
@@ -64,16 +64,18 @@ def read(path: str, key_of: Callable[[list[Any]], object]) -> tuple[list[Any], i
 
 
 def write(
-    path: str,
+    folder: Folder,
+    name: str,
     values: list[Any],
     saved: list[Any] | None,
     frames: int,
     key_of: Callable[[list[Any]], object],
 ) -> int:
-    """Save ``values``: as a delta from ``saved`` (the values read or last written, in a
-    file of ``frames`` frames), or as a snapshot. Returns the frames the file now has."""
+    """Save ``values`` in the file ``name`` of ``folder``: as a delta from ``saved`` (the
+    values read or last written, in a file of ``frames`` frames), or as a snapshot. Returns
+    the frames the file now has."""
     if saved is None or frames >= FRAMES_MAX or len(saved) != len(values):
-        replace(path, _frame(marshal.dumps(tuple(values))), 0o600)  # not durable: a cache
+        folder.replace(name, _frame(marshal.dumps(tuple(values))))  # not durable: a cache
         return 1
     ops = []
     for position, (old, new) in enumerate(zip(saved, values, strict=True)):
@@ -83,9 +85,9 @@ def write(
     if not ops:
         return frames
     frame = _frame(marshal.dumps((DELTA, key_of(saved), ops)))  # type: ignore[arg-type]
-    # Never through a symlink planted in its place (a snapshot is written by rename).
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
-    descriptor = os.open(path, flags)
+    # Never through a symlink planted in its place (a snapshot is written by rename), and
+    # never a delta alone in a file made anew.
+    descriptor = folder.appending(name, create=False)
     try:
         if os.write(descriptor, frame) != len(frame):
             raise OSError("short write to the journal index")

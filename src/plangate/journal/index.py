@@ -28,7 +28,6 @@ import marshal
 import os
 import zlib
 
-from plangate.files import remove_quietly
 from plangate.journal import frames
 from plangate.journal.chain import UNREACHABLE, Tip, tip_of
 from plangate.journal.compact import rider_crc
@@ -37,7 +36,7 @@ from plangate.journal.joined import SEARCHES, Joined
 from plangate.journal.longs import Longs
 from plangate.journal.packing import pack, unpack
 from plangate.journal.records import Record
-from plangate.state_root import StateRoot
+from plangate.state_root import Folder, StateRoot
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -419,8 +418,8 @@ def save(index_dir: str, session_id: str, index: Index) -> None:
     the state root above it) must be real folders of this user's: a planted link is refused
     (:mod:`plangate.state_root`), and the save with it."""
     try:
-        safe_index_dir(index_dir)
-        _append_blobs(index_dir, session_id, index)
+        folder = safe_index_dir(index_dir)
+        _append_blobs(folder, session_id, index)
     except OSError:
         return
     values: list[Any] = [FORMAT]
@@ -434,18 +433,18 @@ def save(index_dir: str, session_id: str, index: Index) -> None:
             else value
         )
     try:
-        path = index_file(index_dir, session_id)
-        index.frames = frames.write(path, values, index.saved, index.frames, _key)
+        name = session_id + SUFFIX
+        index.frames = frames.write(folder, name, values, index.saved, index.frames, _key)
     except OSError:
         return
     index.saved = [_copy(value) for value in values]
 
 
-def safe_index_dir(index_dir: str) -> None:
-    """Make ``index_dir`` (and the folder above it) if missing, refusing a link or another
+def safe_index_dir(index_dir: str) -> Folder:
+    """``index_dir``, made (and the folder above it) if missing, refusing a link or another
     user's folder at either with :class:`~plangate.state_root.UnsafeFolder`."""
     folder = os.path.abspath(index_dir)
-    StateRoot(os.path.dirname(folder)).folder(os.path.basename(folder))
+    return StateRoot(os.path.dirname(folder)).folder(os.path.basename(folder))
 
 
 def _copy(value: Any, deep: bool = True) -> Any:
@@ -460,15 +459,13 @@ def _copy(value: Any, deep: bool = True) -> Any:
     return value
 
 
-def _append_blobs(index_dir: str, session_id: str, index: Index) -> None:
+def _append_blobs(folder: Folder, session_id: str, index: Index) -> None:
     """Append the fresh blobs to the events file (started anew for a new index) and name
     them in the index."""
     if not index.fresh and not index.restart:
         return
-    flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if index.restart else os.O_APPEND)
-    # Never through a symlink planted in its place: the open fails, and the save with it.
-    flags |= os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
-    descriptor = os.open(events_file(index_dir, session_id), flags, 0o600)
+    name = session_id + EVENTS_SUFFIX
+    descriptor = folder.appending(name, truncate=index.restart)
     try:
         for blob in index.fresh:
             written = os.write(descriptor, blob)
@@ -490,16 +487,17 @@ def prune(
     ``also``) not written for ``keep_seconds``: their sessions are over, and a later read
     would only read in full."""
     try:
-        names = os.listdir(index_dir)
+        absolute = os.path.abspath(index_dir)
+        root = StateRoot(os.path.dirname(absolute))
+        folder = root.folder(os.path.basename(absolute), create=False)
+        names = folder.names()
     except OSError:
         return
     for name in names:
         if not name.endswith((SUFFIX, EVENTS_SUFFIX, ".tmp", *also)):
             continue
-        path = os.path.join(index_dir, name)
         try:
-            stale = now - os.lstat(path).st_mtime > keep_seconds
+            if now - os.lstat(folder.file(name)).st_mtime > keep_seconds:
+                folder.remove(name)
         except OSError:
-            continue
-        if stale:
-            remove_quietly(path)
+            continue  # gone meanwhile, or not ours to remove

@@ -15,6 +15,7 @@ from pathlib import Path
 from plangate.errors import GitError as GitError  # the sandbox's error, re-exported
 from plangate.errors import UsageError
 from plangate.processes import Completed, run_bounded
+from plangate.state_root import StateRoot
 
 KEY_TRAILER = "Plangate-Key"
 DIFF_LIMIT = 200_000  # characters of diff given to the planner and the reviewer
@@ -106,7 +107,7 @@ def create(repo: str, worktree: Path, branch: str, base: str) -> None:
     """Create the worktree at ``worktree`` on ``branch`` from ``base``; reuse one that exists."""
     if (worktree / ".git").exists():
         return
-    worktree.parent.mkdir(parents=True, exist_ok=True)
+    StateRoot().place(str(worktree.parent))  # in the state root: checked from the root down
     git(repo, "worktree", "prune")
     exists = git(repo, "rev-parse", "--verify", "-q", f"refs/heads/{branch}", check=False)
     if exists.strip():

@@ -47,6 +47,7 @@ from plangate.runs.schema import (
 from plangate.runs.schema import database_url as database_url  # re-exported: callers' home
 from plangate.runs.schema import now as now
 from plangate.runs.schema import sqlalchemy_url as sqlalchemy_url
+from plangate.state_root import StateRoot
 
 TURN_RESET: dict[str, Any] = {
     "attempts_used": 0,
@@ -71,7 +72,7 @@ class Store:
         if self.is_sqlite:
             path = self.url.removeprefix("sqlite:///")
             try:
-                Path(path).parent.mkdir(parents=True, exist_ok=True)
+                StateRoot().place(str(Path(path).parent))
             except OSError as error:
                 raise StateError(
                     f"cannot create the folder of the runs database {path}: {error}",
