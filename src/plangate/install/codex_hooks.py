@@ -40,7 +40,7 @@ from typing import Any, TextIO
 from plangate import config, hook_registry
 from plangate.config import display_path, write_atomic
 from plangate.errors import ConfigError
-from plangate.install import settings_file
+from plangate.install import codex_places, codex_sandbox, settings_file
 from plangate.install.check import OK, PROBLEM, WARN, Check
 
 HOOKS_FILE = "hooks.json"
@@ -221,6 +221,7 @@ def install(environ: Mapping[str, str], python: str, out: TextIO) -> None:
                 f"{display_path(config_path)} is not TOML ({error})",
                 "fix it, then run plangate setup --codex again",
             ) from None
+        _refuse_twice(config_path)
         clash = [key for key, _ in entries if key in theirs]
         if clash:
             raise ConfigError(
@@ -247,6 +248,23 @@ def install(environ: Mapping[str, str], python: str, out: TextIO) -> None:
             _write_text(config_path, text, original is not None)
         for key, digest in entries:
             print(f"trusted {key} = {digest} in {display_path(config_path)}", file=out)
+
+
+def _refuse_twice(config_path: str) -> None:
+    """Refuse to register plangate's hooks in hooks.json when the person's config.toml
+    registers them already in its ``[hooks]`` table: Codex would run both."""
+    place = codex_places.Place(config_path, codex_places.USER)
+    theirs = codex_places.registrations(place)
+    if theirs:
+        said = ", ".join(f"{r.event} ({r.module})" for r in theirs)
+        raise ConfigError(
+            f"{display_path(config_path)} registers plangate's hooks in its [hooks] table "
+            f"already: {said}; registering them in {HOOKS_FILE} too would make Codex run each "
+            "twice (every call decided twice, a held stop counted twice)",
+            f"keep yours and trust them in Codex's terminal UI (Hooks need review), or remove "
+            f"plangate's [[hooks.…]] tables from {display_path(config_path)}, then run "
+            "plangate setup --codex again",
+        )
 
 
 def uninstall(environ: Mapping[str, str], out: TextIO) -> None:
@@ -303,7 +321,9 @@ def checks(environ: Mapping[str, str], cwd: str, codex_found: bool) -> list[Chec
     except (ConfigError, tomllib.TOMLDecodeError) as error:
         return [Check("codex hooks", PROBLEM, str(error), "fix the file, then run doctor again")]
     entries = trust_entries(settings_file.target_of(hooks_path), data)
-    if not entries:
+    found_all, unreadable = codex_places.all_registrations(home, cwd)
+    elsewhere = [r for r in found_all if r.place.path != hooks_path]
+    if not entries and not elsewhere:
         status = PROBLEM if split_block(text)[1] is not None else WARN
         found.append(
             Check(
@@ -313,9 +333,12 @@ def checks(environ: Mapping[str, str], cwd: str, codex_found: bool) -> list[Chec
                 "run `plangate setup --codex`",
             )
         )
-    else:
+    elif entries:
         found.append(_trust_check(entries, state, hooks_path))
-    found.extend(_project_check(cwd, state))
+    found.extend(unreadable)
+    found.extend(codex_places.twice_check(found_all))
+    found.extend(codex_places.elsewhere_check(found_all, state, hooks_path))
+    found.extend(codex_sandbox.checks(environ, home, text, cwd))
     return found
 
 
@@ -364,31 +387,3 @@ def _commands(path: str) -> list[str]:
         for handler in group["hooks"]
         if hook_registry.is_plangate_handler(handler)
     ]
-
-
-def _project_check(cwd: str, state: Mapping[str, str]) -> list[Check]:
-    path = os.path.join(cwd, ".codex", HOOKS_FILE)
-    try:
-        data = settings_file.read(path).data
-    except ConfigError as error:
-        return [Check("codex project", WARN, str(error))]
-    entries = trust_entries(settings_file.target_of(path), data)
-    if not entries:
-        return []
-    untrusted = [key for key, digest in entries if state.get(key) != digest]
-    detail = (
-        f"{display_path(path)} registers plangate's hooks for this project: Codex runs them "
-        'only in a trusted project ([projects."…"] trust_level = "trusted") and with each '
-        "hook trusted by hash in the user's config.toml"
-    )
-    if untrusted:
-        return [
-            Check(
-                "codex project",
-                WARN,
-                detail + f"; not trusted now: {', '.join(untrusted)}",
-                "trust them in Codex's terminal UI (Hooks need review), or register plangate "
-                "for the user instead: `plangate setup --codex`",
-            )
-        ]
-    return [Check("codex project", OK, detail)]
