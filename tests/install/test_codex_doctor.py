@@ -91,6 +91,21 @@ def test_hooks_in_hooks_json_and_config_toml_are_named_twice(tmp_path: Path) -> 
     assert ours.status == OK  # setup's own registration is still trusted
 
 
+def test_an_untrusted_second_registration_is_to_be_removed_not_trusted(tmp_path: Path) -> None:
+    home = tmp_path / "codex"
+    _setup(home)
+    config = home / "config.toml"
+    config.write_text(
+        toml_hook("PreToolUse", "contract_pre_tool_use", "^Bash$") + config.read_text()
+    )  # not trusted: Codex skips it, and trusting it would decide each call twice
+    [elsewhere] = _lines(home, tmp_path, "codex hooks elsewhere")
+    assert elsewhere.status == PROBLEM and "(never trusted)" in elsewhere.detail
+    assert "registered in another place too" in elsewhere.detail
+    assert "do not trust them" in elsewhere.remedy and "trust them in" not in elsewhere.remedy
+    [twice] = _lines(home, tmp_path, "codex hooks twice")
+    assert "remove plangate's hook from" in twice.remedy  # the two lines say the same
+
+
 def test_twice_in_one_file_is_named(tmp_path: Path) -> None:
     home = tmp_path / "codex"
     _setup(home)

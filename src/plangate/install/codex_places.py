@@ -224,6 +224,10 @@ def elsewhere_check(
     """A line for each place setup did not write that holds plangate's hooks: a warning
     when Codex runs them (trusted, or managed), a problem when it skips them."""
     lines = []
+    counts: dict[tuple[str, str], int] = {}
+    for registration in found:
+        hook = (registration.event, registration.module)
+        counts[hook] = counts.get(hook, 0) + 1
     by_place: dict[Place, list[Registration]] = {}
     for registration in found:
         if registration.place.path != setup_path:
@@ -238,7 +242,19 @@ def elsewhere_check(
                 '; Codex runs them only in a trusted project ([projects."…"] trust_level = '
                 '"trusted") and with each hook trusted by hash in the user\'s config.toml'
             )
-        if skipped:
+        if skipped and all(counts[(r.event, r.module)] > 1 for r in skipped):
+            # Registered elsewhere too ("codex hooks twice"): trusting these would run twice.
+            lines.append(
+                Check(
+                    name,
+                    PROBLEM if place.layer != PROJECT else WARN,
+                    detail + "; Codex skips the untrusted ones, and plangate's hooks are "
+                    "registered in another place too",
+                    f"remove plangate's hooks from {place.shown} (do not trust them: each call "
+                    "would be decided twice), then run plangate doctor again",
+                )
+            )
+        elif skipped:
             lines.append(
                 Check(
                     name,
