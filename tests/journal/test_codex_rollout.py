@@ -205,3 +205,28 @@ def test_a_typed_skill_is_the_turns_command(tmp_path: Path) -> None:
     assert isinstance(first, HumanTurn) and isinstance(second, HumanTurn)
     assert (first.command, first.arguments) == ("kiro-spec-requirements", "greet")
     assert (second.command, second.arguments) == (None, None)
+
+
+def test_a_refused_or_failed_call_is_an_error_result(tmp_path: Path) -> None:
+    """As Claude Code's ``is_error``: a call a PreToolUse hook refused (it never ran) and a
+    command that exited non-zero failed; an output that merely says so in its text did not.
+    The outputs are as Codex 0.171.0 wrote them (tests/e2e/test_codex_workflow.py)."""
+    blocked = "Command blocked by PreToolUse hook: [plangate] no. Command: cat x"
+    failed = (
+        "Chunk ID: e0cd3b\nWall time: 0.0000 seconds\nProcess exited with code 1\nOutput:\nno\n"
+    )
+    ran = "Chunk ID: 1\nProcess exited with code 0\nOutput:\nProcess exited with code 1\n"
+    rollout = Rollout()
+    rollout.person("go")
+    rollout.shell("call_1", "cat x", blocked)
+    rollout.shell("call_2", "cat y", failed)
+    rollout.shell("call_3", "cat z", ran)
+    rollout.shell("call_4", "echo", "Command blocked by PreToolUse hook")  # no colon: text
+    verdict = read_rollout(rollout.write(tmp_path))
+    results = [e for e in verdict.events if isinstance(e, ToolResult)]
+    assert [(r.tool_use_id, r.is_error) for r in results] == [
+        ("call_1", True),
+        ("call_2", True),
+        ("call_3", False),
+        ("call_4", False),
+    ]

@@ -1,11 +1,17 @@
-"""Phase entries by a Read or an Agent dispatch: which call enters which phase, and the
-``if`` conditions that start the contract hook for those calls only.
+"""Phase entries by a Read or an Agent dispatch (or a shell command reading a skill's
+``SKILL.md``): which call enters which phase, and the ``if`` conditions that start the
+contract hook for those calls only.
 
 A phase's ``reads`` (path templates) and ``agents`` (``subagent_type`` names) make a Read or
-an Agent call a phase entry. :func:`entered_by` says which phase a call enters (the fold
-counts it, the PreToolUse hook decides it). :func:`conditions` turns the contracts known
-when ``plangate setup`` runs into Claude Code ``if`` conditions (permission-rule syntax),
-one handler each, so that any other Read starts no process:
+an Agent call a phase entry. Its entry skills' files are read templates of their own for the
+shell: Codex CLI has no Skill tool, and its model starts a skill by reading the skill's
+``SKILL.md`` where Codex finds skills (:data:`SKILL_FOLDERS`, ``$CODEX_HOME/skills``) with
+its shell tool (``Bash`` to its hooks); a command naming one (:mod:`.shell_reads`) enters
+that phase, and one naming several phases' files the latest of them. :func:`entered_by`
+says which phase a call enters (the fold counts it, the PreToolUse hook decides it).
+:func:`conditions` turns the contracts known when ``plangate setup`` runs into Claude Code
+``if`` conditions (permission-rule syntax), one handler each, so that any other Read starts
+no process:
 
 * a read template becomes ``Read(<glob>)``: named paths expanded, every variable ``*``;
   relative to the project it gets a leading ``**/`` (any folder the session starts in),
@@ -25,7 +31,7 @@ from __future__ import annotations
 
 import os
 
-from plangate.contracts.templates import absolute, extract, fill, matches
+from plangate.contracts.templates import absolute, extract, fill, is_glob, matches
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -36,7 +42,11 @@ if TYPE_CHECKING:
 
 READ = "Read"
 AGENT = "Agent"
+BASH = "Bash"
 ENTRY_TOOLS = (READ, AGENT)
+SKILL_FOLDERS = (".agents/skills", "~/.agents/skills")
+"""Where Codex CLI finds skills besides ``$CODEX_HOME/skills`` (the project's, the user's)."""
+SKILL_FILE = "SKILL.md"
 
 
 def entered_by(
@@ -50,6 +60,11 @@ def entered_by(
     """The first phase (of the first contract, in order) that this Read or Agent call
     enters, with the variables its path gives; None for a call that enters none.
     ``values`` holds each workflow's variables known so far (by contract name)."""
+    if tool == BASH:
+        command = tool_input.get("command")
+        if not isinstance(command, str):
+            return None
+        return _shell_entry(contracts, command, cwd, project, values or {})
     for contract in contracts:
         known = (values or {}).get(contract.name, {})
         for phase in contract.phases:
@@ -66,6 +81,70 @@ def entered_by(
             elif tool == AGENT and tool_input.get("subagent_type") in phase.agents:
                 return contract, phase, dict(known)
     return None
+
+
+def skill_files(phase: Phase, project: str) -> list[str]:
+    """The ``SKILL.md`` files (absolute) of ``phase``'s entry skills where Codex finds skills;
+    a plugin's namespaced skill (``kit:name``) has none."""
+    home = os.environ.get("CODEX_HOME") or "~/.codex"
+    folders = (*SKILL_FOLDERS, os.path.join(home, "skills"))
+    return [
+        absolute(os.path.join(folder, ref.lstrip("/"), SKILL_FILE), project)
+        for ref in phase.entry
+        if ":" not in ref
+        for folder in folders
+    ]
+
+
+def _shell_entry(
+    contracts: Iterable[Contract],
+    command: str,
+    cwd: str,
+    project: str,
+    values: dict[str, dict[str, str]],
+) -> tuple[Contract, Phase, dict[str, str]] | None:
+    """The latest phase (of the first contract, in order) whose entry skill's ``SKILL.md``
+    the shell command names."""
+    from plangate.contracts import shell_reads
+
+    if not shell_reads.may_name(command):
+        return None
+    names = shell_reads.named(command, cwd)
+    globs = [name for name in names if is_glob(name)]
+    plain = {name for name in names if os.path.basename(name) == SKILL_FILE}
+    plain |= {os.path.realpath(name) for name in plain}
+    if not globs and not plain:
+        return None
+    for contract in contracts:
+        hit: Phase | None = None
+        for phase in contract.phases:
+            for target in skill_files(phase, project):
+                if (
+                    target in plain
+                    or any(_globbed(glob, target) for glob in globs)
+                    or plain
+                    and os.path.realpath(target) in plain
+                ):
+                    hit = phase
+        if hit is not None:
+            return contract, hit, dict(values.get(contract.name, {}))
+    return None
+
+
+def _globbed(glob: str, path: str) -> bool:
+    """Whether the shell's ``glob`` names ``path``: a ``*`` or ``?`` that begins a segment
+    does not match a name beginning with a dot (the shell's rule: ``*/SKILL.md`` is not
+    ``.agents/SKILL.md``)."""
+    if not matches(glob, path):
+        return False
+    parts = glob.split(os.sep)
+    names = path.split(os.sep)
+    if "**" in parts or len(parts) != len(names):
+        return True
+    return all(
+        not name.startswith(".") or part.startswith(".")
+        for part, name in zip(parts, names, strict=True)
+    )
 
 
 def _variables(contract: Contract, template: str, path: str, project: str) -> dict[str, str]:

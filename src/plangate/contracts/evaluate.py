@@ -245,6 +245,7 @@ def session_of(
     *,
     whole: bool = True,
     settle: float | None = None,
+    full: bool = False,
 ) -> tuple[state.Session, Read]:
     """The fold of the live chain for a phase entry. A windowed read is kept only when a
     workflow run begins inside its window: everything before that beginning is dropped by
@@ -252,14 +253,25 @@ def session_of(
     call the window counted that begins nothing) a human turn before the window may
     approve, and the whole session is read, unless ``whole`` is false (the entry of a
     workflow's first phase: no earlier phase to check, no approval to look for).
-    ``settle``: :func:`read_events`'s."""
-    read = read_events(payload, project, tracker_for(contracts, cwd, project), settle)
+    ``settle``: :func:`read_events`'s. ``full``: the whole session, never a window (the
+    person's turns before the conversation's first workflow call may approve a phase of the
+    instance an earlier conversation left: :func:`unwindowed`)."""
+    tracker = None if full else tracker_for(contracts, cwd, project)
+    read = read_events(payload, project, tracker, settle)
     session = _fold(payload, read, contracts, cwd, project)
     if whole and read.windowed and session.contract is None:
         read = read_events(payload, project, settle=settle)
         session = _fold(payload, read, contracts, cwd, project)
     progress.carry(session, contracts, project, payload.get("session_id"))
     return session, read
+
+
+def unwindowed(ruling: rules.Ruling, read: Read) -> bool:
+    """Whether an entry refused for a missing approval on a windowed read is decided again on
+    the whole session: the window begins at the conversation's first workflow call, and a
+    person's turn before it (approving a phase an earlier conversation left) is outside it.
+    Only refusals pay for the whole read."""
+    return ruling.code in APPROVAL_CODES and read.windowed
 
 
 def remember(
@@ -409,9 +421,13 @@ def entry_ruling(
     session, read = session_of(payload, project, found.contracts, cwd, whole=not first)
     values = state.bind(contract, args) if phase.binds else {}
     ruling = _entry(contract, phase, session, project, values, read)
+    full = unwindowed(ruling, read)
+    if full:
+        session, read = session_of(payload, project, found.contracts, cwd, full=True)
+        ruling = _entry(contract, phase, session, project, values, read)
     if settles(ruling, read):
         session, read = session_of(
-            payload, project, found.contracts, cwd, whole=not first, settle=read.until
+            payload, project, found.contracts, cwd, whole=not first, settle=read.until, full=full
         )
         ruling = _entry(contract, phase, session, project, values, read)
     ruling = untrusted_ruling(payload, session, read, ruling)
@@ -441,8 +457,9 @@ def _entry(
 
 
 def call_entry(payload: dict[str, Any]) -> Output:
-    """A Read or an Agent call: refused when it enters a phase too early (the phase's
-    ``reads`` and ``agents``), decided and logged as a Skill call's entry is."""
+    """A Read or an Agent call (or a shell command reading an entry skill's ``SKILL.md``):
+    refused when it enters a phase too early (the phase's ``reads`` and ``agents``), decided
+    and logged as a Skill call's entry is."""
     tool = str(payload.get("tool_name"))
     tool_input = payload.get("tool_input")
     data: dict[str, Any] = tool_input if isinstance(tool_input, dict) else {}
@@ -457,14 +474,18 @@ def call_entry(payload: dict[str, Any]) -> Output:
     if entries.entered_by(found.contracts, tool, data, cwd, project) is None:
         return {}  # enters no phase whatever the variables (unbound: any value)
     settle: float | None = None
+    full = False
     while True:
-        session, read = session_of(payload, project, found.contracts, cwd, settle=settle)
+        session, read = session_of(payload, project, found.contracts, cwd, settle=settle, full=full)
         known = {session.contract.name: session.values} if session.contract is not None else {}
         hit = entries.entered_by(found.contracts, tool, data, cwd, project, known)
         if hit is None:
             return {}  # not this workflow's files (another feature's, say)
         contract, phase, values = hit
         ruling = _entry(contract, phase, session, project, values, read)
+        if not full and unwindowed(ruling, read):
+            full = True
+            continue
         if settle is not None or not settles(ruling, read):
             break
         settle = read.until
@@ -475,6 +496,17 @@ def call_entry(payload: dict[str, Any]) -> Output:
         remember(payload, contract, phase, session, values, project)
     decision = logged(ruling, "entry", read.version)
     return decision.output(ruling.facts)
+
+
+def shell_call(payload: dict[str, Any], paths: list[str]) -> Output:
+    """A shell command that may read an entry skill's ``SKILL.md`` (Codex CLI's start of a
+    skill, :func:`.entries.entered_by`) and writes ``paths``: decided as a phase entry
+    first; a refused entry refuses the command, otherwise its writes are decided."""
+    output = call_entry(payload)
+    decided = output.get("hookSpecificOutput")
+    if isinstance(decided, dict) and decided.get("permissionDecision") == protocol.DENY:
+        return output
+    return pre_tool_use(payload, paths) if paths else output
 
 
 def broken_entry(

@@ -5,7 +5,9 @@ abandoned branches are never seen), in order:
 
 * every invocation of a workflow's skill: a typed ``/skill args`` (a human turn with a
   command) or the model's successful ``Skill`` call; a phase's ``reads`` (a Read of a
-  matching path) and ``agents`` (an Agent dispatch of that ``subagent_type``) enter it too;
+  matching path) and ``agents`` (an Agent dispatch of that ``subagent_type``) enter it too,
+  and so does a successful shell command naming an entry skill's ``SKILL.md`` where Codex
+  CLI finds skills (:func:`plangate.contracts.entries.entered_by`);
 * the workflow's variables: from an invocation's arguments (the phase ``binds``), and from a
   written path that fills a template's unbound ``{name}`` (cc-sdd's spec-init invents the
   feature name and writes ``.kiro/specs/<feature>/spec.json``);
@@ -113,7 +115,8 @@ class Session:
     """Where the session stands: the active ``contract`` (None: no workflow ran), its
     variable ``values``, the phases ``entered`` (in order), human ``turns`` and ``edits``,
     and the ``forged`` records of its run (what each is, in words). ``carried``: the approvals
-    earlier conversations gave to the workflow instance (:mod:`.progress`)."""
+    earlier conversations gave to the workflow instance (:mod:`.progress`); ``prior``: the
+    human turns before the conversation's first run (:meth:`begin`)."""
 
     __slots__ = (
         "contract",
@@ -124,6 +127,7 @@ class Session:
         "invocations",
         "forged",
         "carried",
+        "prior",
     )
 
     def __init__(self) -> None:
@@ -135,10 +139,16 @@ class Session:
         self.invocations: list[Invocation] = []
         self.forged: list[str] = []
         self.carried: list[dict[str, object]] = []
+        self.prior: list[Turn] = []
 
     def begin(self, contract: Contract) -> None:
         """A run of ``contract`` starts: what came before it (another workflow's run, human
-        turns, edits) is not this run's (:mod:`plangate.contracts.tracking` relies on it)."""
+        turns, edits) is not this run's (:mod:`plangate.contracts.tracking` relies on it).
+        The person's turns before the conversation's first run are kept apart
+        (:attr:`prior`): they may approve a phase of the instance an earlier conversation
+        left (:mod:`.progress`), which this run goes on with; an approval checks their order
+        against the artifacts' edits and times (:func:`.approvals.approval_of`)."""
+        self.prior = self.turns if self.contract is None else []
         self.contract = contract
         self.values = {}
         self.entered = []
@@ -243,6 +253,8 @@ def fold(
         if event.name in ("Read", "Agent"):
             _entered_by_call(session, contracts, event, cwd, project)
             continue
+        if event.name == "Bash":  # a skill's SKILL.md read with the shell (Codex's start)
+            _entered_by_call(session, contracts, event, cwd, project)
         for path in edited_paths(event, cwd):
             session.edits.append(Edit(event.order, path, event.name))
             if session.contract is not None:
@@ -280,7 +292,7 @@ def _entered_by_call(
         session.begin(contract)
     for name, value in bound.items():
         session.values.setdefault(name, value)
-    via = READ if use.name == "Read" else AGENT
+    via = AGENT if use.name == "Agent" else READ
     invocation = Invocation(use.order, use.timestamp, use.name, "", via, contract, phase)
     session.entered.append(invocation)
 

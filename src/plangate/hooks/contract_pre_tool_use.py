@@ -1,5 +1,6 @@
 """The workflow contracts' PreToolUse hook: the phase entries (``Skill``, and a ``Read`` or
-``Agent`` call a phase's ``reads``/``agents`` name) and the writes (``Write``, ``Edit``,
+``Agent`` call a phase's ``reads``/``agents`` name, a Bash command naming an entry skill's
+``SKILL.md``: Codex CLI's start of a skill) and the writes (``Write``, ``Edit``,
 ``MultiEdit``, ``NotebookEdit``, a Bash command that plainly writes).
 
 Before any contract rule, a write or a Bash command goes through plangate's protected paths
@@ -58,6 +59,12 @@ def paths_of(tool: str, tool_input: dict[str, object], cwd: str) -> list[str] | 
     return [os.path.normpath(path if os.path.isabs(path) else os.path.join(cwd, path))]
 
 
+def _may_read_skill(command: str) -> bool:
+    from plangate.contracts.shell_reads import may_name
+
+    return may_name(command)
+
+
 def decide(payload: Payload) -> Output:
     tool = payload.get("tool_name")
     if payload.get("hook_event_name") != "PreToolUse" or tool not in TOOLS:
@@ -73,7 +80,9 @@ def decide(payload: Payload) -> Output:
         if refused is not None:
             return refused
     paths = paths_of(str(tool), tool_input, cwd)
-    if paths == []:
+    command = tool_input.get("command")
+    reads = tool == "Bash" and isinstance(command, str) and _may_read_skill(command)
+    if paths == [] and not reads:
         return {}  # a Bash command that writes no file, or a write naming none
     project = os.environ.get("CLAUDE_PROJECT_DIR") or cwd
     from plangate.contracts.discovery import covered
@@ -85,6 +94,8 @@ def decide(payload: Payload) -> Output:
     seconds = deadline_seconds(DEADLINE_ENV, DEFAULT_DEADLINE_MS, MAX_DEADLINE_MS)
     if tool in ENTRY_TOOLS:
         output = within(seconds, lambda: evaluate.call_entry(payload))
+    elif reads:  # a skill's SKILL.md read with the shell: Codex's start of a phase
+        output = within(seconds, lambda: evaluate.shell_call(payload, paths or []))
     else:
         output = within(seconds, lambda: evaluate.pre_tool_use(payload, paths))
     if output is None:

@@ -15,7 +15,9 @@ wrote the history:
 - the **model's calls**: ``response_item`` ``function_call`` (the shell tool
   ``exec_command`` becomes ``Bash`` with ``{"command": cmd}``, as Codex's hooks name it) and
   ``custom_tool_call`` (``apply_patch``: ``{"command": patch}``, as its hooks give it), each
-  with its ``call_id``; their outputs (``function_call_output``, ``custom_tool_call_output``);
+  with its ``call_id``; their outputs (``function_call_output``, ``custom_tool_call_output``),
+  failed (``is_error``) when a PreToolUse hook refused the call or the command exited
+  non-zero (:func:`failed_output`);
 - the model's **text**: ``response_item`` messages of role ``assistant``.
 
 It is bounded like the journal reader: a line over :data:`~.codes.RECORD_MAX_BYTES`
@@ -220,10 +222,31 @@ def _item(
             return verdict.refuse(codes.MALFORMED, f"line {number + 1}: an output without its id")
         output = payload.get("output")
         text = output if isinstance(output, str) else jsonio.dumps(output)
+        failed = failed_output(text)
         events.append(
-            ToolResult(order, number, None, stamp, call_id, text, False, None, False, False)
+            ToolResult(order, number, None, stamp, call_id, text, failed, None, False, False)
         )
     return None
+
+
+BLOCKED = ("Command blocked by PreToolUse hook:", "Tool call blocked by PreToolUse hook:")
+"""How Codex 0.171.0 begins the output of a call a PreToolUse hook refused (the call never
+ran)."""
+EXIT_LINE = "Process exited with code "
+HEADER_END = "\nOutput:\n"
+
+
+def failed_output(text: str) -> bool:
+    """Whether a call's output says the call failed, as Claude Code's ``is_error`` does: a
+    PreToolUse hook refused it, or the shell command exited non-zero (the line ``Process
+    exited with code N`` in the header Codex writes before the command's own ``Output:``)."""
+    if text.startswith(BLOCKED):
+        return True
+    header = text.split(HEADER_END, 1)[0] if HEADER_END in text else ""
+    for line in header.splitlines():
+        if line.startswith(EXIT_LINE):
+            return line[len(EXIT_LINE) :].strip() != "0"
+    return False
 
 
 def _call(payload: dict[str, object]) -> tuple[str, dict[str, object]]:
