@@ -199,3 +199,18 @@ def test_a_person_ends_or_resets_a_workflow(
     assert write(project, project.dir / "src" / "greet.py", "x = 1\n") is None
     assert finish(verb, "cc-sdd", None, str(project.dir), sys.stdout) == 1
     assert "No live workflow cc-sdd" in capsys.readouterr().out
+
+
+def test_an_approval_before_a_conversations_first_phase_start_counts_at_its_next(
+    project: Project,
+) -> None:
+    """A later conversation: the person approves the requirements, the model starts the
+    design (its first workflow call here), the person approves the design: the tasks rest on
+    both approvals, the first given in this conversation before its run began."""
+    through_requirements(project)
+    next_conversation(project)
+    project.person("approve requirements")
+    assert skill(project, "kiro-spec-design") is None
+    project.write(project.spec / "design.md", DESIGN)
+    project.person("approve design")
+    assert skill(project, "kiro-spec-tasks") is None

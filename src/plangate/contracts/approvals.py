@@ -247,7 +247,7 @@ def unplain(phase: Phase, session: Session) -> str | None:
     the refusal's detail; None when no turn says them."""
     from plangate.contracts.phrasing import Reading
 
-    for turn in reversed(session.turns):
+    for turn in reversed([*session.prior, *session.turns]):  # prior: before the run began
         spans = word_spans(turn.text, phase.approval.words)
         if spans:
             return Reading(turn.text).refusal(*spans[-1])
@@ -359,7 +359,7 @@ def approval_of(
     changed_at = max((_mtime(path) for path in files), default=0.0)
     last_edit = max((edit.order for edit in session.edits if edit.path in files), default=-1)
     approval = phase.approval
-    for turn in reversed(session.turns):
+    for turn in reversed([*session.prior, *session.turns]):  # prior: before the run began
         if before is not None and turn.order >= before:
             continue
         if turn.order <= last_edit:
