@@ -230,3 +230,16 @@ def test_a_refused_or_failed_call_is_an_error_result(tmp_path: Path) -> None:
         ("call_3", False),
         ("call_4", False),
     ]
+
+
+def test_a_shell_calls_workdir_is_a_cd_before_its_command(tmp_path: Path) -> None:
+    """The shell tool runs where its ``workdir`` says (relative: in the session's folder,
+    ``/p`` here); Codex gives that folder to the hook as its ``cwd``, and the reader gives it
+    to the fold as a ``cd``, which the write and read scanners follow."""
+    rollout = Rollout()
+    rollout.person("go")
+    arguments = json.dumps({"cmd": "cat SKILL.md", "workdir": ".agents/it's"})
+    rollout.item("function_call", name="exec_command", arguments=arguments, call_id="c1")
+    verdict = read_rollout(rollout.write(tmp_path))
+    (call,) = [e for e in verdict.events if isinstance(e, ToolUse)]
+    assert call.input == {"command": "cd '/p/.agents/it'\\''s' && cat SKILL.md"}

@@ -70,7 +70,9 @@ def applying(project: str, state_root: str | None = None) -> Applying:
 
 
 def project_dir(payload: dict[str, Any]) -> str:
-    configured = os.environ.get("CLAUDE_PROJECT_DIR")
+    """``$CLAUDE_PROJECT_DIR``; in Codex CLI (which sets none, and gives a call's ``workdir``
+    as the hook's ``cwd``) the folder its session runs in; else the payload's ``cwd``."""
+    configured = os.environ.get("CLAUDE_PROJECT_DIR") or codex_project(payload)
     project = configured or payload.get("cwd")
     if not isinstance(project, str) or not os.path.isabs(project):
         return os.getcwd()
@@ -167,6 +169,15 @@ def codex_payload(payload: dict[str, Any]) -> bool:
         and os.path.basename(transcript).startswith("rollout-")
         and isinstance(payload.get("turn_id"), str)
     )
+
+
+def codex_project(payload: dict[str, Any]) -> str | None:
+    """The folder a Codex session runs in (its rollout's ``session_meta``), for its payload."""
+    if not codex_payload(payload):
+        return None
+    from plangate.journal.codex import session_folder
+
+    return session_folder(str(payload["transcript_path"]))
 
 
 def read_events(
@@ -301,7 +312,11 @@ def remember(
 def _fold(
     payload: dict[str, Any], read: Read, contracts: list[Contract], cwd: str, project: str
 ) -> state.Session:
-    """:func:`state.fold` with the queued prompts Claude Code's queue operations surround."""
+    """:func:`state.fold` with the queued prompts Claude Code's queue operations surround. In
+    Codex a call runs in the session's folder unless its ``workdir`` says otherwise (the
+    rollout reader makes that a ``cd``), whatever folder the current call runs in."""
+    if codex_payload(payload):
+        cwd = project
     lines = [event.record for event in read.events if event.kind == "queued_prompt"]
     paired: set[int] = set()
     transcript = payload.get("transcript_path")

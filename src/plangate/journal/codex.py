@@ -13,7 +13,8 @@ wrote the history:
   only: the user messages it writes itself (``<environment_context>``, skills, a Stop hook's
   ``<hook_prompt>``) are ``response_item`` messages with no such item;
 - the **model's calls**: ``response_item`` ``function_call`` (the shell tool
-  ``exec_command`` becomes ``Bash`` with ``{"command": cmd}``, as Codex's hooks name it) and
+  ``exec_command`` becomes ``Bash`` with ``{"command": cmd}``, as Codex's hooks name it;
+  a ``workdir`` it runs in becomes a ``cd`` before the command, as the hook's ``cwd`` is) and
   ``custom_tool_call`` (``apply_patch``: ``{"command": patch}``, as its hooks give it), each
   with its ``call_id``; their outputs (``function_call_output``, ``custom_tool_call_output``),
   failed (``is_error``) when a PreToolUse hook refused the call or the command exited
@@ -96,21 +97,36 @@ def read_rollout(path: str, *, session_id: str | None = None) -> Verdict:
 def started_by(path: str) -> str | None:
     """How the session was started: its ``session_meta`` ``source`` (``exec`` for ``codex
     exec``), or None when the first line does not say."""
+    return _meta(path, "source")
+
+
+def session_folder(path: str) -> str | None:
+    """The folder the session runs in (its ``session_meta`` ``cwd``): the project. A hook's
+    ``cwd`` is the folder of the call, which the model may move with the shell tool's
+    ``workdir``; Codex sets no ``CLAUDE_PROJECT_DIR``."""
+    folder = _meta(path, "cwd")
+    return os.path.normpath(folder) if folder is not None and os.path.isabs(folder) else None
+
+
+def _meta(path: str, key: str) -> str | None:
     try:
         with open(path, "rb") as handle:
             first = handle.readline(codes.RECORD_MAX_BYTES)
         record = jsonio.loads(first.decode("utf-8"))
     except (OSError, ValueError):
         return None
-    payload = record.get("payload") if isinstance(record, dict) else None
-    source = payload.get("source") if isinstance(payload, dict) else None
-    return source if isinstance(source, str) else None
+    if not isinstance(record, dict) or record.get("type") != "session_meta":
+        return None
+    payload = record.get("payload")
+    value = payload.get(key) if isinstance(payload, dict) else None
+    return value if isinstance(value, str) else None
 
 
 def _judge(verdict: Verdict, data: bytes, session_id: str | None) -> Verdict:
     complete = data[: data.rfind(b"\n") + 1]  # a last line without its newline: not yet
     events: list[Event] = []
     names: dict[str, str] = {}  # call_id -> tool name
+    folder = ""
     for number, line in enumerate(complete.splitlines()):
         if len(line) > codes.RECORD_MAX_BYTES:
             return verdict.refuse(codes.TOO_LARGE, f"line {number + 1} is over the record limit")
@@ -128,6 +144,8 @@ def _judge(verdict: Verdict, data: bytes, session_id: str | None) -> Verdict:
             problem = _first(verdict, kind, payload, session_id)
             if problem is not None:
                 return problem
+            cwd = payload.get("cwd")
+            folder = cwd if isinstance(cwd, str) else ""  # the session's
             continue
         if kind not in LINE_TYPES:
             return verdict.refuse(
@@ -137,7 +155,7 @@ def _judge(verdict: Verdict, data: bytes, session_id: str | None) -> Verdict:
         if kind == "event_msg":
             problem = _event(verdict, payload, number, stamp, events)
         elif kind == "response_item":
-            problem = _item(verdict, payload, number, stamp, events, names)
+            problem = _item(verdict, payload, number, stamp, events, names, folder)
         else:
             problem = None
         if problem is not None:
@@ -201,6 +219,7 @@ def _item(
     stamp: str,
     events: list[Event],
     names: dict[str, str],
+    folder: str,
 ) -> Verdict | None:
     kind = payload.get("type")
     order = len(events)
@@ -214,7 +233,7 @@ def _item(
     if kind in ("function_call", "custom_tool_call"):
         if not isinstance(call_id, str) or not isinstance(payload.get("name"), str):
             return verdict.refuse(codes.MALFORMED, f"line {number + 1}: a call without its id")
-        name, tool_input = _call(payload)
+        name, tool_input = _call(payload, folder)
         names[call_id] = name
         events.append(ToolUse(order, number, None, stamp, call_id, name, tool_input))
     elif kind in ("function_call_output", "custom_tool_call_output"):
@@ -249,8 +268,9 @@ def failed_output(text: str) -> bool:
     return False
 
 
-def _call(payload: dict[str, object]) -> tuple[str, dict[str, object]]:
-    """The call's tool name and input as Codex's hooks give them."""
+def _call(payload: dict[str, object], folder: str) -> tuple[str, dict[str, object]]:
+    """The call's tool name and input as Codex's hooks give them (``folder``: the session's,
+    which a relative ``workdir`` is in)."""
     name = str(payload["name"])
     if payload.get("type") == "custom_tool_call":
         raw = payload.get("input")
@@ -263,8 +283,17 @@ def _call(payload: dict[str, object]) -> tuple[str, dict[str, object]]:
     if not isinstance(arguments, dict):
         arguments = {}
     if name == SHELL:
-        return BASH, {"command": str(arguments.get("cmd") or "")}
+        command = str(arguments.get("cmd") or "")
+        workdir = arguments.get("workdir")
+        if isinstance(workdir, str) and workdir:  # run there: read as a cd before it
+            where = os.path.join(folder, workdir) if folder else workdir
+            command = f"cd {_quoted(where)} && {command}"
+        return BASH, {"command": command}
     return name, arguments
+
+
+def _quoted(word: str) -> str:
+    return "'" + word.replace("'", "'\\''") + "'"
 
 
 def _texts(content: object, kind: str) -> str:
