@@ -218,7 +218,8 @@ def test_the_models_own_starts_out_of_order_and_its_self_approvals_are_refused_i
     "approve requirements" itself, running ``plangate approve`` and ``plangate contract
     end``, setting spec.json's approval flag, and reading the design skill by other spellings
     (``cp`` then ``cat``, a glob, ``cd`` then ``cat``, ``cat SKILL.md`` with the shell tool's
-    ``workdir`` the skill's folder) and a write run in ``src`` (``workdir``) are refused or
+    ``workdir`` the skill's folder) and writes run in ``src`` (``workdir``: a source file, the
+    project's ``.codex/hooks.json``) are refused or
     count for nothing, each with its code, and the model is told why: the design never
     begins in that turn. In the person's next turn (``codex exec resume --last``) they approve
     the requirements: the tasks skill is still refused (``contract_phase_order``), the design
@@ -248,6 +249,7 @@ def test_the_models_own_starts_out_of_order_and_its_self_approvals_are_refused_i
                 )
             ],
             [tool_use("exec_command", cmd="echo 'x = 1' > greet.py", workdir="src")],
+            [tool_use("exec_command", cmd="echo '{}' > ../.codex/hooks.json", workdir="src")],
             "I stop here for the person's review.",
             # the person's next turn: the requirements approved, the design skipped
             [shell(f"cat {_skill('kiro-spec-tasks')}")],
@@ -265,7 +267,8 @@ def test_the_models_own_starts_out_of_order_and_its_self_approvals_are_refused_i
     assert script.remaining_main == 0, "\n".join(json.dumps(line) for line in _log(state))
     assert not (project / "src" / "greet.py").exists()
     assert '"approved": true' in (project / SPEC / "spec.json").read_text()  # written, unused
-    assert told.count(BLOCKED) == 10, told[-3000:]
+    assert told.count(BLOCKED) == 11, told[-3000:]
+    assert not (project / ".codex" / "hooks.json").exists()
     for code in ("contract_edit_scope", "contract_approval", "contract_self_approval"):
         assert code in told, code
     assert refused == [
@@ -281,6 +284,7 @@ def test_the_models_own_starts_out_of_order_and_its_self_approvals_are_refused_i
         ("edit", "requirements", "contract_edit_scope"),  # in src (workdir)
     ]
     assert _codes(state).count("protected_command") == 2  # plangate approve, contract end
+    assert _codes(state).count("protected_path") == 1  # the project's .codex/, from src
     assert _decisions(state)[len(refused) :] == [
         ("entry", "tasks", "contract_phase_order"),  # approved now, design still skipped
         ("entry", "design", None),

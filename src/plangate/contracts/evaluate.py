@@ -72,7 +72,11 @@ def applying(project: str, state_root: str | None = None) -> Applying:
 def project_dir(payload: dict[str, Any]) -> str:
     """``$CLAUDE_PROJECT_DIR``; in Codex CLI (which sets none, and gives a call's ``workdir``
     as the hook's ``cwd``) the folder its session runs in; else the payload's ``cwd``."""
-    configured = os.environ.get("CLAUDE_PROJECT_DIR") or codex_project(payload)
+    configured = os.environ.get("CLAUDE_PROJECT_DIR")
+    if not configured:
+        from plangate.journal.codex import session_folder
+
+        configured = session_folder(payload)
     project = configured or payload.get("cwd")
     if not isinstance(project, str) or not os.path.isabs(project):
         return os.getcwd()
@@ -169,15 +173,6 @@ def codex_payload(payload: dict[str, Any]) -> bool:
         and os.path.basename(transcript).startswith("rollout-")
         and isinstance(payload.get("turn_id"), str)
     )
-
-
-def codex_project(payload: dict[str, Any]) -> str | None:
-    """The folder a Codex session runs in (its rollout's ``session_meta``), for its payload."""
-    if not codex_payload(payload):
-        return None
-    from plangate.journal.codex import session_folder
-
-    return session_folder(str(payload["transcript_path"]))
 
 
 def read_events(

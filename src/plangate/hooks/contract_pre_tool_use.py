@@ -65,18 +65,6 @@ def _may_read_skill(command: str) -> bool:
     return may_name(command)
 
 
-def _codex_project(payload: Payload) -> str | None:
-    """A Codex session's folder: its hook's ``cwd`` is the shell call's ``workdir``."""
-    transcript = payload.get("transcript_path")
-    if not isinstance(transcript, str) or not isinstance(payload.get("turn_id"), str):
-        return None
-    if not os.path.basename(transcript).startswith("rollout-"):
-        return None
-    from plangate.journal.codex import session_folder
-
-    return session_folder(transcript)
-
-
 def decide(payload: Payload) -> Output:
     tool = payload.get("tool_name")
     if payload.get("hook_event_name") != "PreToolUse" or tool not in TOOLS:
@@ -96,7 +84,11 @@ def decide(payload: Payload) -> Output:
     reads = tool == "Bash" and isinstance(command, str) and _may_read_skill(command)
     if paths == [] and not reads:
         return {}  # a Bash command that writes no file, or a write naming none
-    project = os.environ.get("CLAUDE_PROJECT_DIR") or _codex_project(payload) or cwd
+    project = os.environ.get("CLAUDE_PROJECT_DIR")
+    if not project:  # Codex sets none, and its hook's cwd may be a workdir
+        from plangate.journal.codex import session_folder
+
+        project = session_folder(payload) or cwd
     from plangate.contracts.discovery import covered
 
     if not covered(os.path.normpath(project)):

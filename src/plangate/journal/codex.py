@@ -100,10 +100,17 @@ def started_by(path: str) -> str | None:
     return _meta(path, "source")
 
 
-def session_folder(path: str) -> str | None:
-    """The folder the session runs in (its ``session_meta`` ``cwd``): the project. A hook's
-    ``cwd`` is the folder of the call, which the model may move with the shell tool's
-    ``workdir``; Codex sets no ``CLAUDE_PROJECT_DIR``."""
+def session_folder(payload: dict[str, object]) -> str | None:
+    """The folder a Codex hook payload's session runs in (its rollout's ``session_meta``
+    ``cwd``): the project. None for a payload not Codex's (its ``transcript_path`` a
+    ``rollout-…`` file, a ``turn_id`` beside it). A hook's ``cwd`` is the folder of the call,
+    which the model moves with the shell tool's ``workdir``; Codex sets no
+    ``CLAUDE_PROJECT_DIR``."""
+    path = payload.get("transcript_path")
+    if not isinstance(path, str) or not isinstance(payload.get("turn_id"), str):
+        return None
+    if not os.path.basename(path).startswith("rollout-"):
+        return None
     folder = _meta(path, "cwd")
     return os.path.normpath(folder) if folder is not None and os.path.isabs(folder) else None
 

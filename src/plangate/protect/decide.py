@@ -396,9 +396,13 @@ def check(payload: Payload) -> Found | None:
     cwd = payload.get("cwd")
     if not isinstance(tool_input, dict) or not isinstance(cwd, str) or not os.path.isabs(cwd):
         return None
-    project = os.environ.get("CLAUDE_PROJECT_DIR") or None
     named = payload.get("transcript_path")
     transcript = named if isinstance(named, str) else None
+    project = os.environ.get("CLAUDE_PROJECT_DIR") or None
+    if project is None:  # Codex sets none, and its hook's cwd may be a workdir
+        from plangate.journal.codex import session_folder
+
+        project = session_folder(payload)
     if tool == "Bash":
         command = tool_input.get("command")
         if not isinstance(command, str):
