@@ -243,3 +243,30 @@ def test_a_shell_calls_workdir_is_a_cd_before_its_command(tmp_path: Path) -> Non
     verdict = read_rollout(rollout.write(tmp_path))
     (call,) = [e for e in verdict.events if isinstance(e, ToolUse)]
     assert call.input == {"command": "cd '/p/.agents/it'\\''s' && cat SKILL.md"}
+
+
+def test_a_hooks_project_is_its_sessions_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read from the head of the rollout's first line as Codex writes it (compact JSON), with
+    no parse; parsed whole when it does not stand there plainly; None for a payload not
+    Codex's."""
+    from plangate.journal import codex
+    from plangate.journal.codex_folder import session_folder
+
+    def compact(rollout: Rollout) -> bytes:
+        lines = (json.dumps(line, separators=(",", ":")) for line in rollout.lines)
+        return "".join(f"{line}\n" for line in lines).encode()
+
+    path = tmp_path / f"rollout-2026-12-05T21-19-33-{SESSION}.jsonl"
+    path.write_bytes(compact(Rollout()))
+    payload: dict[str, object] = {"transcript_path": str(path), "turn_id": "t", "cwd": "/p/src"}
+    with monkeypatch.context() as patched:
+        patched.setattr(codex, "meta", None)  # not called: the head says it plainly
+        assert session_folder(payload) == "/p"
+    escaped = Rollout()
+    escaped.lines[0]["payload"]["cwd"] = '/p/a "quoted" name'
+    path.write_bytes(compact(escaped))
+    assert session_folder(payload) == '/p/a "quoted" name'
+    assert session_folder({**payload, "turn_id": None}) is None  # Claude Code's payload
+    assert session_folder({**payload, "transcript_path": str(tmp_path / "x.jsonl")}) is None

@@ -74,7 +74,7 @@ def project_dir(payload: dict[str, Any]) -> str:
     as the hook's ``cwd``) the folder its session runs in; else the payload's ``cwd``."""
     configured = os.environ.get("CLAUDE_PROJECT_DIR")
     if not configured:
-        from plangate.journal.codex import session_folder
+        from plangate.journal.codex_folder import session_folder
 
         configured = session_folder(payload)
     project = configured or payload.get("cwd")

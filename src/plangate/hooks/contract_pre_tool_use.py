@@ -86,7 +86,7 @@ def decide(payload: Payload) -> Output:
         return {}  # a Bash command that writes no file, or a write naming none
     project = os.environ.get("CLAUDE_PROJECT_DIR")
     if not project:  # Codex sets none, and its hook's cwd may be a workdir
-        from plangate.journal.codex import session_folder
+        from plangate.journal.codex_folder import session_folder
 
         project = session_folder(payload) or cwd
     from plangate.contracts.discovery import covered

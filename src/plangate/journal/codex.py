@@ -97,25 +97,11 @@ def read_rollout(path: str, *, session_id: str | None = None) -> Verdict:
 def started_by(path: str) -> str | None:
     """How the session was started: its ``session_meta`` ``source`` (``exec`` for ``codex
     exec``), or None when the first line does not say."""
-    return _meta(path, "source")
+    return meta(path, "source")
 
 
-def session_folder(payload: dict[str, object]) -> str | None:
-    """The folder a Codex hook payload's session runs in (its rollout's ``session_meta``
-    ``cwd``): the project. None for a payload not Codex's (its ``transcript_path`` a
-    ``rollout-…`` file, a ``turn_id`` beside it). A hook's ``cwd`` is the folder of the call,
-    which the model moves with the shell tool's ``workdir``; Codex sets no
-    ``CLAUDE_PROJECT_DIR``."""
-    path = payload.get("transcript_path")
-    if not isinstance(path, str) or not isinstance(payload.get("turn_id"), str):
-        return None
-    if not os.path.basename(path).startswith("rollout-"):
-        return None
-    folder = _meta(path, "cwd")
-    return os.path.normpath(folder) if folder is not None and os.path.isabs(folder) else None
-
-
-def _meta(path: str, key: str) -> str | None:
+def meta(path: str, key: str) -> str | None:
+    """The string ``key`` of the rollout's ``session_meta`` (its first line), or None."""
     try:
         with open(path, "rb") as handle:
             first = handle.readline(codes.RECORD_MAX_BYTES)

@@ -400,7 +400,7 @@ def check(payload: Payload) -> Found | None:
     transcript = named if isinstance(named, str) else None
     project = os.environ.get("CLAUDE_PROJECT_DIR") or None
     if project is None:  # Codex sets none, and its hook's cwd may be a workdir
-        from plangate.journal.codex import session_folder
+        from plangate.journal.codex_folder import session_folder
 
         project = session_folder(payload)
     if tool == "Bash":

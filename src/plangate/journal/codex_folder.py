@@ -1,0 +1,60 @@
+"""The folder a Codex CLI session runs in, for its hooks: cheap enough for every call.
+
+Codex 0.171.0 gives the shell tool's ``workdir`` to a PreToolUse hook as its ``cwd`` and sets
+no ``CLAUDE_PROJECT_DIR``; the project is the session's folder, the ``cwd`` of the rollout's
+first line (``session_meta``, about 22 KB with Codex's instructions). That line begins
+``{"timestamp":…,"ordinal":0,"type":"session_meta","payload":{…,"cwd":"<folder>",…``: the
+folder is read from the line's first few KB when it stands there as a plain JSON string
+before any nested object; otherwise the line is parsed whole
+(:func:`plangate.journal.codex.started_by`'s reader). Standard library only (hook path).
+"""
+
+from __future__ import annotations
+
+import os
+
+HEAD_BYTES = 4096
+META = b'"type":"session_meta","payload":{'
+KEY = b'"cwd":"'
+
+
+def session_folder(payload: dict[str, object]) -> str | None:
+    """The folder a Codex hook payload's session runs in: the project. None for a payload not
+    Codex's (its ``transcript_path`` a ``rollout-…`` file, a ``turn_id`` beside it) or a
+    history that does not say."""
+    path = payload.get("transcript_path")
+    if not isinstance(path, str) or not isinstance(payload.get("turn_id"), str):
+        return None
+    if not os.path.basename(path).startswith("rollout-"):
+        return None
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(HEAD_BYTES)
+    except OSError:
+        return None
+    folder = _plain(head)
+    if folder is None:
+        from plangate.journal.codex import meta
+
+        folder = meta(path, "cwd")
+    return os.path.normpath(folder) if folder is not None and os.path.isabs(folder) else None
+
+
+def _plain(head: bytes) -> str | None:
+    """The ``cwd`` written plainly (no escape, no nested object before it) in the head."""
+    first = head.split(b"\n", 1)[0]
+    start = first.find(META)
+    if start < 0 or not first.startswith(b"{"):
+        return None
+    body = start + len(META)
+    at = first.find(KEY, body)
+    if at < 0 or b"{" in first[body:at]:
+        return None
+    value = first[at + len(KEY) :]
+    end = value.find(b'"')
+    if end < 0 or b"\\" in value[:end]:
+        return None
+    try:
+        return value[:end].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
