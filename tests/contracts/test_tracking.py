@@ -198,3 +198,21 @@ def test_a_command_that_cannot_write_skips_the_lexer_and_loses_nothing(
     found = bash_writes.written_files(command, "/p")
     monkeypatch.setattr(bash_writes, "may_write", lambda _: True)
     assert found == bash_writes.written_files(command, "/p")
+
+
+def test_a_skill_read_with_the_shell_starts_the_window(project: Project) -> None:
+    """Codex's start of a phase (the model reads the skill's ``SKILL.md`` with the shell) is a
+    workflow's first call for the window as a Skill call is."""
+    project.person("tidy the repo first")
+    bulk(project, 40)
+    use = project.journal.tool_use(
+        "Bash", {"command": "cat .agents/skills/kiro-spec-init/SKILL.md"}
+    )
+    project.journal.tool_result(use_id(use), "# Spec Initialization\n")
+    project.write(project.spec / "spec.json", spec_json())
+    both(project)
+    bulk(project, 5)
+    windowed, whole, few, many = both(project)
+    assert windowed == whole
+    assert windowed[1] == "init" and windowed[2] == {"feature": FEATURE}
+    assert few < many / 2

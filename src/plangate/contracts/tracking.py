@@ -2,8 +2,9 @@
 
 A decision needs the session from the start of the active workflow's run (the
 phases entered since, the human turns, the edits): whatever came before a session's first
-invocation of any workflow (a typed command or a Skill call of a skill a contract owns, or a
-Read or Agent call a phase's ``reads``/``agents`` name) is dropped by the fold
+invocation of any workflow (a typed command or a Skill call of a skill a contract owns, a
+Read or Agent call a phase's ``reads``/``agents`` name, or a Bash command naming an entry
+skill's ``SKILL.md``) is dropped by the fold (its human turns kept apart: ``prior``)
 (:meth:`plangate.contracts.state.Session.begin`). :class:`RunTracker` keeps the position of
 that first record in the journal index (:mod:`plangate.journal.window`), so that after an
 append the reader reloads the records from there on, not every saved event. The position
@@ -24,7 +25,7 @@ from __future__ import annotations
 import zlib
 
 from plangate import __version__, jsonio
-from plangate.contracts.entries import ENTRY_TOOLS, entered_by
+from plangate.contracts.entries import BASH, ENTRY_TOOLS, entered_by
 from plangate.contracts.state import SKILL_TOOL, owns
 from plangate.journal.events import HumanTurn, ToolUse
 from plangate.journal.window import Fold
@@ -37,9 +38,11 @@ if TYPE_CHECKING:
     from plangate.journal.records import Record
     from plangate.journal.window import Reload
 
-VERSION = 2
-"""Of the saved state (:attr:`RunTracker.key`). 2: a dict with named keys (:class:`RunState`)."""
+VERSION = 3
+"""Of the saved state (:attr:`RunTracker.key`). 2: a dict with named keys (:class:`RunState`);
+3: a Bash command naming an entry skill's ``SKILL.md`` (Codex's start of a phase) counts."""
 NONE_YET = -1
+SHELL_ENTRY_TOOLS = (*ENTRY_TOOLS, BASH)
 
 
 class RunState:
@@ -108,7 +111,7 @@ class RunTracker(Fold["RunState"]):
                 if event.command and any(owns(c, event.command) for c in self.contracts):
                     return True
             elif isinstance(event, ToolUse):
-                if event.name != SKILL_TOOL and event.name not in ENTRY_TOOLS:
+                if event.name != SKILL_TOOL and event.name not in SHELL_ENTRY_TOOLS:
                     continue
                 data = event.input
                 if data is None:
