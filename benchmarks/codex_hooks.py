@@ -6,13 +6,15 @@ Run from the repository root: ``python -m benchmarks.codex_hooks [--repeat N] [-
 Each rollout is written by a real ``codex exec`` session (the pinned Codex CLI) on the stand-in
 model, in a project where a cc-sdd workflow is in its requirements phase
 (:mod:`plangate.contracts.progress`). The model runs some shell commands with long outputs
-(none for the small rollout, enough for about 100 KB), then ``ls`` and an ``apply_patch``
-adding ``src/greet.py``. A hook that only saves its input records the two PreToolUse payloads
-exactly as Codex sent them. Each round then runs, interleaved: bare start-up (``python -c
+(none for the small rollout, enough for about 100 KB), then ``ls``, ``cat`` of the design
+skill's ``SKILL.md`` (Codex's start of a phase) and an ``apply_patch`` adding ``src/greet.py``.
+A hook that only saves its input records the three PreToolUse payloads exactly as Codex sent
+them. Each round then runs, interleaved: bare start-up (``python -c
 pass``, and with the hooks' own flags ``python -S -c pass``), and plangate's contract hook
 (:mod:`plangate.hooks.contract_pre_tool_use`, run as ``plangate setup --codex`` registers it)
 on each saved payload: ``ls``, which no contract covers, must answer ``{}`` (Codex's allow);
-the ``apply_patch`` of ``src/`` in the requirements phase must be refused
+the design skill's read must be refused (``contract_phase_order``: the project has no spec
+yet), and so must the ``apply_patch`` of ``src/`` in the requirements phase
 (``contract_edit_scope``), or the benchmark stops. The table shows the median and min wall time
 of N rounds, spawn to reap, and each row's difference from ``python -S -c pass``.
 
@@ -46,6 +48,8 @@ PATCH = (
 )
 #: One long shell output: about 9 KB of ``seq`` in the rollout.
 LONG_OUTPUT = "seq 1 2000"
+#: The model's own start of the design phase: Codex has no Skill tool.
+SKILL_READ = "cat .agents/skills/kiro-spec-design/SKILL.md"
 
 
 def _project(cx: CodexEnv, state: Path) -> None:
@@ -61,11 +65,12 @@ def _project(cx: CodexEnv, state: Path) -> None:
 
 
 def record(root: Path, long_outputs: int) -> tuple[CodexEnv, Path, list[dict[str, Any]]]:
-    """A real session; its rollout and the PreToolUse payloads of ``ls`` and the patch."""
+    """A real session; its rollout and the PreToolUse payloads of ``ls``, the skill's read and
+    the patch."""
     saved = root / "payloads"
     saved.mkdir(parents=True)
     steps: list[Any] = [[shell(LONG_OUTPUT)] for _ in range(long_outputs)]
-    steps += [[shell("ls")], [apply_patch(PATCH)], "Done."]
+    steps += [[shell("ls")], [shell(SKILL_READ)], [apply_patch(PATCH)], "Done."]
     with StandIn(Script(main=steps)) as model:
         state = root / "state"
         cx = CodexEnv.create(root, model, extra_env={"PLANGATE_STATE_ROOT": str(state)})
@@ -79,9 +84,11 @@ def record(root: Path, long_outputs: int) -> tuple[CodexEnv, Path, list[dict[str
         raise RuntimeError(result.describe())
     (cx.project_dir / "src" / "greet.py").unlink()  # the patch ran: no hook refused it here
     payloads = [json.loads(p.read_text()) for p in sorted(saved.iterdir())]
-    wanted = [p for p in payloads if p["tool_name"] == "apply_patch" or _command(p) == "ls"]
-    if len(wanted) != 2:
-        raise RuntimeError(f"expected the ls and apply_patch payloads, got {payloads}")
+    wanted = [
+        p for p in payloads if p["tool_name"] == "apply_patch" or _command(p) in ("ls", SKILL_READ)
+    ]
+    if len(wanted) != 3:
+        raise RuntimeError(f"expected the ls, skill read and apply_patch payloads, got {payloads}")
     return cx, result.rollout, wanted
 
 
@@ -111,12 +118,11 @@ def main() -> None:
         for label, cx, payloads in sessions:
             env = cx.environ()
             for payload in payloads:
-                what = (
-                    "ls (no contract covers it)"
-                    if payload["tool_name"] == "Bash"
-                    else ("apply_patch src/ (phase decision)")
-                )
-                path = cx.tmp / f"payload-{payload['tool_name']}.json"
+                what = {
+                    "ls": "ls (no contract covers it)",
+                    SKILL_READ: "cat SKILL.md (phase entry, refused)",
+                }.get(_command(payload), "apply_patch src/ (phase decision)")
+                path = cx.tmp / f"payload-{len(cases)}.json"
                 path.write_text(json.dumps(payload), encoding="utf-8")
                 cases.append((label, Case(label, what), payload, path, env))
         for _ in range(args.repeat):
@@ -151,7 +157,10 @@ def main() -> None:
 
 
 def _verify(payload: dict[str, Any], answer: str) -> None:
-    if payload["tool_name"] == "Bash":
+    if _command(payload) == SKILL_READ:
+        if "contract_phase_order" not in answer or '"deny"' not in answer:
+            raise RuntimeError(f"the design skill's read was not refused: {answer!r}")
+    elif payload["tool_name"] == "Bash":
         if answer.strip() != "{}":
             raise RuntimeError(f"ls was not allowed: {answer!r}")
     elif "contract_edit_scope" not in answer or '"deny"' not in answer:
