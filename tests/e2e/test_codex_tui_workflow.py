@@ -31,7 +31,7 @@ from typing import Any
 
 import pytest
 from codex_tui import CodexTui
-from tui import tmux_binary
+from tui import Hold, tmux_binary
 
 from plangate.commands.report import report
 from plangate.harness.autoplan import Player
@@ -408,3 +408,45 @@ def test_plangate_counts_its_holds_where_codex_has_none(session: Session) -> Non
     assert len(session.player.requests) == 4  # the first answer and one per hold
     assert session.player.steps == ["Never reached."]
     assert session.counts() == (1, 3, 0)
+
+
+def test_a_phase_typed_while_the_model_works_is_refused_when_codex_submits_it(
+    session: Session,
+) -> None:
+    """The terminal UI queues what the person types while the model works ("Messages to be
+    submitted after next tool call") and submits it into the running turn: Codex runs
+    UserPromptSubmit for it then, and plangate refuses the phase there too. Codex ends the
+    turn at the refusal and leaves the prompt drawn as queued, but never sends it, not even
+    after the next turn's tool call."""
+    session.spec.mkdir(parents=True)
+    (session.spec / "spec.json").write_text(spec_json())
+    hold = Hold(60)
+    session.player.steps += [
+        [add(f"{SPEC}/requirements.md", REQUIREMENTS)],
+        hold.step([add(f"{SPEC}/notes.md", "# Notes")]),
+    ]
+    ended = session.turns()
+    session.tui.type(f"$kiro-spec-requirements {FEATURE}", timeout=30)
+    hold.wait_arrived(60)
+    session.tui.type(f"$kiro-spec-design {FEATURE}", timeout=30)
+    session.tui.wait_for("Messages to be submitted after next tool call", 30)
+    hold.release()
+    session.tui.wait_for("Blocked by hook", 60)
+    # The queued line stays drawn (with "esc to interrupt"): the turn's end is read from
+    # the session file, not from an idle screen.
+    session.tui.wait_for(lambda _: session.turns() > ended, 60, what="the turn's end")
+    shown = joined(session.tui.history())
+    assert "Phase design of workflow cc-sdd cannot start yet" in shown, shown
+    assert "code contract_approval" in shown, shown
+    ended = session.turns()
+    session.player.steps[:] = [[shell("echo carried")], "Carried on."]
+    session.tui.type("carry on", timeout=30)
+    session.tui.wait_for("Carried on.", 60)
+    session.tui.wait_for(lambda _: session.turns() > ended, 60, what="the turn's end")
+    assert session.player.steps == []
+    assert not any(f"kiro-spec-design {FEATURE}" in str(r.body) for r in session.player.requests)
+    assert not (session.spec / "design.md").exists()
+    assert [e for e in session.entries() if e[0] == "typed"] == [
+        ("typed", "requirements", None),
+        ("typed", "design", "contract_approval"),
+    ], session.entries()
