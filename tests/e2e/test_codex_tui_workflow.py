@@ -11,10 +11,15 @@ uses).
   the model (UserPromptSubmit), and the screen says why;
 - a self-approval: the model's own "approve requirements", its ``plangate approve`` in the
   shell and its approval flag in ``spec.json`` approve nothing;
-- a source edit too early: ``apply_patch`` of ``src/`` during requirements is refused, the
-  model is told why, and nothing is written;
+- a source edit too early: ``apply_patch`` (and a shell write) of ``src/`` during
+  requirements is refused, the model is told why, and nothing is written;
 - a final stop held then released, and a model that never finishes held three times (Codex
-  has no cap of its own) before its stop goes through.
+  has no cap of its own) before its stop goes through;
+- a phase typed while the model works, which Codex submits into the running turn, refused
+  there too.
+
+A turn's end is read from Codex's session file (``task_complete``), never from the screen
+alone (:meth:`Session.turns`).
 
 Each test reads plangate's own records (the decision log, ``plangate report``), the files on
 disk and what the stand-in was asked, besides the screen.
