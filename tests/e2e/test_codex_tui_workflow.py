@@ -16,7 +16,9 @@ uses).
 - a final stop held then released, and a model that never finishes held three times (Codex
   has no cap of its own) before its stop goes through;
 - a phase typed while the model works, which Codex submits into the running turn, refused
-  there too.
+  there too;
+- the model's own start of the design (``cat`` of the skill's ``SKILL.md``): refused before
+  the person's approval, allowed in the turn that gives it.
 
 A turn's end is read from Codex's session file (``task_complete``), never from the screen
 alone (:meth:`Session.turns`).
@@ -454,4 +456,37 @@ def test_a_phase_typed_while_the_model_works_is_refused_when_codex_submits_it(
     assert [e for e in session.entries() if e[0] == "typed"] == [
         ("typed", "requirements", None),
         ("typed", "design", "contract_approval"),
+    ], session.entries()
+
+
+def test_the_models_own_start_waits_for_the_persons_approval(session: Session) -> None:
+    """The model starts the design itself by reading the skill's ``SKILL.md`` with the shell
+    (Codex has no Skill tool): refused while the requirements wait for the person, allowed
+    in the turn where the person approves them in their own words."""
+    session.spec.mkdir(parents=True)
+    (session.spec / "spec.json").write_text(spec_json())
+    design_skill = shell("cat .agents/skills/kiro-spec-design/SKILL.md")
+    session.say(
+        f"$kiro-spec-requirements {FEATURE}",
+        [add(f"{SPEC}/requirements.md", REQUIREMENTS)],
+        [design_skill],
+        "Requirements written; the design waits for you.",
+        until="the design waits for you.",
+    )
+    history = joined(session.tui.history())
+    assert "Blocked by hook" in history and "code contract_approval" in history, history
+    assert session.outputs().count(BLOCKED) == 1
+    session.say(
+        "approve requirements",
+        [design_skill],
+        [add(f"{SPEC}/design.md", DESIGN)],
+        "Design written.",
+        until="Design written.",
+    )
+    assert (session.spec / "design.md").read_text() == DESIGN
+    assert session.outputs().count(BLOCKED) == 1  # the earlier refusal, nothing new
+    assert session.entries() == [
+        ("typed", "requirements", None),
+        ("entry", "design", "contract_approval"),
+        ("entry", "design", None),
     ], session.entries()
