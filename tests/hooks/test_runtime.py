@@ -1,4 +1,4 @@
-"""The hook runtime: one JSON line on stdout, exit 0, never a traceback."""
+"""The hook runner: one JSON line on stdout, exit 0, never a traceback."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 ENTRY = textwrap.dedent(
     """
     import sys
-    from plangate.hook_io.runtime import run_hook
+    from plangate.decisions import runner
 
     def decide(payload):
         if payload.get("crash"):
@@ -29,7 +29,10 @@ ENTRY = textwrap.dedent(
             raise ValueError("the failure outcome fails too")
         return {"outcome": "installation", "detail": type(error).__name__}
 
-    raise SystemExit(run_hook(decide, on_bad_input=bad_input, on_crash=crash))
+    policy = runner.Policy(
+        ("PreToolUse",), decide, closed=True, bad_input=bad_input, crash=crash
+    )
+    raise SystemExit(runner.run(policy))
     """
 )
 

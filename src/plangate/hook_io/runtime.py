@@ -1,13 +1,11 @@
-"""stdin → decision → one JSON line on stdout, exit 0. Never a traceback.
+"""What every hook process runs on: the payload parsed, deadlines, the process's end.
 
-Claude Code treats a hook's exit 1 as a non-blocking error and lets the action through, so a
-crash must never be how a hook ends, and neither may its own timeout: a hook it kills is
-ignored without a word. :func:`run_hook` reads the payload (a JSON object of at most 64 KiB;
-a larger one goes to the entry point's own reader, :mod:`.payload_scan`, or is the
-``hook_input`` outcome), calls the decision function, and turns any unexpected
-exception into the entry point's documented failure outcome. :func:`within` gives a part of
-the decision a hard deadline (a real-time alarm, so even one long read is cut short) below the
-registration timeout, and the entry point says what passing it means.
+:func:`parse_payload` turns the bytes on stdin into the payload object (or
+:class:`HookInputError`); :func:`alarm` and :func:`within` give work a hard deadline (a
+real-time alarm, so even one long read is cut short) below the registration timeout;
+:func:`run_process` is the whole life of a process a registered hook command starts. The
+one hook runner, which reads a payload, decides and answers as each event's policy says, is
+:mod:`plangate.decisions.runner`.
 """
 
 from __future__ import annotations
@@ -17,18 +15,15 @@ import sys
 import time
 
 from plangate import jsonio
-from plangate.hook_io.protocol import PAYLOAD_MAX_BYTES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import BinaryIO, NoReturn, TextIO, TypeVar
+    from typing import NoReturn, TextIO, TypeVar
 
     T = TypeVar("T")
 
-    from plangate.hook_io.protocol import Output, Payload
-
-HOOK_INPUT = "hook_input"
+    from plangate.hook_io.protocol import Payload
 
 
 class HookInputError(Exception):
@@ -39,16 +34,8 @@ class HookInputError(Exception):
         self.detail = detail
 
 
-def read_payload(stream: BinaryIO, max_bytes: int = PAYLOAD_MAX_BYTES) -> Payload:
-    """The payload object, read whole; :class:`HookInputError` when it cannot be used (over
-    ``max_bytes`` included)."""
-    data = stream.read(max_bytes + 1)
-    if len(data) > max_bytes:
-        raise HookInputError(f"the hook payload is over {_size(max_bytes)}")
-    return parse_payload(data)
-
-
-def _size(max_bytes: int) -> str:
+def size_text(max_bytes: int) -> str:
+    """``64 KiB``, ``16 MiB``: a payload limit as messages name it."""
     return f"{max_bytes // 1024} KiB" if max_bytes < 1024 * 1024 else f"{max_bytes >> 20} MiB"
 
 
@@ -65,39 +52,6 @@ def parse_payload(data: bytes) -> Payload:
     if not isinstance(value, dict):
         raise HookInputError("the hook payload is not a JSON object")
     return value
-
-
-def run_hook(
-    decide: Callable[[Payload], Output],
-    *,
-    on_bad_input: Callable[[HookInputError], Output],
-    on_crash: Callable[[BaseException], Output],
-    on_large: Callable[[bytes, BinaryIO], Output] | None = None,
-    stdin: BinaryIO | None = None,
-    stdout: TextIO | None = None,
-) -> int:
-    """Run one hook invocation; always returns 0 (the process exit code).
-
-    A payload over :data:`PAYLOAD_MAX_BYTES` goes to ``on_large`` with the bytes read so far
-    and the stream (it reads on only as far as it needs), else it is ``hook_input``."""
-    source = stdin if stdin is not None else sys.stdin.buffer
-    sink = stdout if stdout is not None else sys.stdout
-    try:
-        try:
-            head = source.read(PAYLOAD_MAX_BYTES + 1)
-            if len(head) <= PAYLOAD_MAX_BYTES:
-                output = decide(parse_payload(head))
-            elif on_large is None:
-                raise HookInputError(f"the hook payload is over {_size(PAYLOAD_MAX_BYTES)}")
-            else:
-                output = on_large(head, source)
-        except HookInputError as error:
-            output = on_bad_input(error)
-        line = jsonio.dumps(output)
-    except Exception as error:  # noqa: BLE001 - the one place a hook failure becomes an outcome
-        line = _crash_line(on_crash, error)
-    _emit(sink, line)
-    return 0
 
 
 def run_process(main: Callable[[], int], defer: bool = True) -> NoReturn:
@@ -224,24 +178,8 @@ def deadline_seconds(env_name: str, default_ms: int, max_ms: int, min_ms: int = 
     return (max(floor, min(value, max_ms)) if value > 0 else default_ms) / 1000.0
 
 
-def _crash_line(on_crash: Callable[[BaseException], Output], error: BaseException) -> str:
-    try:
-        return jsonio.dumps(on_crash(error))
-    except Exception:  # noqa: BLE001 - even the failure outcome failed: print a fixed line
-        return jsonio.dumps({"systemMessage": "plangate hook failed unexpectedly"})
-
-
 def _flush(stream: TextIO) -> None:
     try:
         stream.flush()
     except (OSError, ValueError):
         return  # Claude Code closed the pipe: nothing more can be said
-
-
-def _emit(sink: TextIO, line: str) -> None:
-    try:
-        sink.write(line + "\n")
-        sink.flush()
-    except OSError:
-        # Claude Code closed our stdout; nothing more can be said.
-        pass

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 
-from plangate.hook_io.runtime import deadline_seconds, run_hook, within
+from plangate.decisions import runner
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -82,31 +82,42 @@ def decide(payload: Payload) -> Output:
         return {}
     from plangate.contracts import evaluate
 
-    seconds = deadline_seconds(DEADLINE_ENV, DEFAULT_DEADLINE_MS, MAX_DEADLINE_MS)
     if tool in ENTRY_TOOLS:
-        output = within(seconds, lambda: evaluate.call_entry(payload))
-    else:
-        output = within(seconds, lambda: evaluate.pre_tool_use(payload, paths))
-    if output is None:
-        detail = f"no decision within the guard's {seconds:g} s deadline"
-        from plangate.contracts import untrusted
+        return evaluate.call_entry(payload)
+    return evaluate.pre_tool_use(payload, paths)
 
-        workflow = untrusted.active_workflow(payload.get("session_id"))
-        if workflow is not None:  # inside an active workflow a decision cut short denies
-            from plangate.decisions import defence_codes, log, reasons
 
-            decision = reasons.Decision.deny(defence_codes.CONTRACT_TIMEOUT, detail=detail)
-            log.append_decision(decision, extra={"event": "contract", "workflow": workflow})
-            return decision.output({"workflow": workflow})
-        return evaluate.unverified("?", detail, None, "edit" if paths else "entry")
-    return output
+def timed_out(payload: Payload, detail: str) -> runner.Result:
+    """A decision past the deadline: refused inside an active workflow (``contract_timeout``,
+    since a decision cut short must not open the gate), else the unverified
+    ``contract_unverified``; logged either way."""
+    from plangate.contracts import evaluate, untrusted
+
+    workflow = untrusted.active_workflow(payload.get("session_id"))
+    if workflow is not None:
+        from plangate.decisions import defence_codes, log, reasons
+
+        decision = reasons.Decision.deny(defence_codes.CONTRACT_TIMEOUT, detail=detail)
+        log.append_decision(decision, extra={"event": "contract", "workflow": workflow})
+        return runner.Answer(decision, {"workflow": workflow})
+    entry = payload.get("tool_name") == "Skill" or payload.get("tool_name") in ENTRY_TOOLS
+    return evaluate.unverified("?", detail, None, "entry" if entry else "edit")
+
+
+POLICY = runner.Policy(
+    (runner.PRE_TOOL_USE,),
+    decide,
+    closed=True,
+    log_event="contract",
+    deadline=runner.Deadline(DEADLINE_ENV, DEFAULT_DEADLINE_MS, MAX_DEADLINE_MS),
+    on_deadline=timed_out,
+)
+"""Fails closed (``hook_input``, ``installation``, logged as ``contract``); a payload over
+64 KiB is unusable input; past the deadline, :func:`timed_out`."""
 
 
 def main() -> int:
-    from plangate.hooks.closed import handlers
-
-    bad_input, crash = handlers("contract")
-    return run_hook(decide, on_bad_input=bad_input, on_crash=crash)
+    return runner.run(POLICY)
 
 
 if __name__ == "__main__":

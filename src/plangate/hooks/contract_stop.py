@@ -8,14 +8,15 @@ records an error marker and lets the stop through.
 
 from __future__ import annotations
 
+from plangate.decisions import runner
 from plangate.gates.gate import STOP
-from plangate.hooks.contract_gate_entry import run_contract_gate
+from plangate.hooks.contract_gate_entry import policy
 
 
 def main() -> int:
-    from plangate.audit_hold import CONTRACT, run_with_hold
+    from plangate.audit_hold import CONTRACT, hold
 
-    return run_with_hold(CONTRACT, lambda: run_contract_gate(STOP))
+    return runner.run(policy(STOP, before=hold(CONTRACT)))
 
 
 if __name__ == "__main__":

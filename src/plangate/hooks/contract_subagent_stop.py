@@ -6,12 +6,13 @@ records an error marker and lets the stop through.
 
 from __future__ import annotations
 
+from plangate.decisions import runner
 from plangate.gates.gate import SUBAGENT_STOP
-from plangate.hooks.contract_gate_entry import run_contract_gate
+from plangate.hooks.contract_gate_entry import policy
 
 
 def main() -> int:
-    return run_contract_gate(SUBAGENT_STOP)
+    return runner.run(policy(SUBAGENT_STOP))
 
 
 if __name__ == "__main__":
