@@ -2,7 +2,7 @@
 
 The Stop hooks' policies (:mod:`plangate.hooks.contract_stop` for a workflow contract,
 :mod:`plangate.hooks.stop` for /autoplan) run :func:`hold` before their gate
-(:mod:`plangate.decisions.runner`): when the session is in a workflow (a contract's phase is
+(:mod:`plangate.hook_io.runtime`): when the session is in a workflow (a contract's phase is
 current, or /autoplan was loaded while the /autoplan gate is on) and
 :func:`plangate.audit.audit` finds tool calls that a registered plangate hook covers and
 none decided (the hooks were switched off with ``disableAllHooks``, removed, crashed or
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from plangate.decisions.runner import Answer
+    from plangate.hook_io.runtime import Answer
     from plangate.journal.events import Event
 
 HOLDS_DIR = AUDIT_HOLDS
@@ -177,7 +177,7 @@ def detail(calls: list[Any]) -> str:
 def block(calls: list[Any], root: str) -> Answer:
     from plangate.decisions import log, reasons
     from plangate.decisions.defence_codes import UNGUARDED_CALLS
-    from plangate.decisions.runner import Answer
+    from plangate.hook_io.runtime import Answer
 
     decision = reasons.Decision.deny(UNGUARDED_CALLS, detail=detail(calls))
     log.append_decision(decision, state_root=root, extra={"event": "stop"})

@@ -70,17 +70,17 @@ def test_a_decision_out_of_time_inside_an_active_workflow_refuses(
     active workflow it refuses (``contract_timeout``). Outside one, the seed's warning stands.
     The deadline itself is cut to nothing here: what is tested is the answer to it."""
     from plangate.contracts import untrusted
-    from plangate.decisions import runner
+    from plangate.hook_io import runtime
     from plangate.hook_io.runtime import DeadlinePassed
     from plangate.hooks import contract_pre_tool_use as hook
 
-    def cut_short(payload: dict[str, object]) -> runner.Result:
+    def cut_short(payload: dict[str, object]) -> runtime.Result:
         raise DeadlinePassed  # as the alarm raises it
 
     monkeypatch.setattr(hook.POLICY, "decide", cut_short)
 
     def answer(payload: dict[str, Any]) -> dict[str, Any]:
-        line, _, code = runner.render("PreToolUse", runner.decide(hook.POLICY, payload))
+        line, _, code = runtime.render("PreToolUse", runtime.decide(hook.POLICY, payload))
         assert line is not None and code == 0
         value: dict[str, Any] = json.loads(line)
         return value

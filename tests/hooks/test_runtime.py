@@ -12,7 +12,7 @@ import pytest
 ENTRY = textwrap.dedent(
     """
     import sys
-    from plangate.decisions import runner
+    from plangate.hook_io import runtime
 
     def decide(payload):
         if payload.get("crash"):
@@ -29,10 +29,10 @@ ENTRY = textwrap.dedent(
             raise ValueError("the failure outcome fails too")
         return {"outcome": "installation", "detail": type(error).__name__}
 
-    policy = runner.Policy(
+    policy = runtime.Policy(
         ("PreToolUse",), decide, closed=True, bad_input=bad_input, crash=crash
     )
-    raise SystemExit(runner.run(policy))
+    raise SystemExit(runtime.run(policy))
     """
 )
 

@@ -9,7 +9,7 @@ Hook path: standard library only.
 
 from __future__ import annotations
 
-from plangate.decisions.dispositions import CORRECTIVE, UNVERIFIED
+from plangate.decisions import CORRECTIVE, UNVERIFIED
 
 CONTRACT_INVALID = "contract_invalid"
 CONTRACT_PHASE_ORDER = "contract_phase_order"

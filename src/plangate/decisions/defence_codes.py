@@ -10,7 +10,7 @@ Hook path: standard library only.
 
 from __future__ import annotations
 
-from plangate.decisions.dispositions import CORRECTIVE
+from plangate.decisions import CORRECTIVE
 
 AGENT_COMMAND = "agent_command"
 PROTECTED_PATH = "protected_path"

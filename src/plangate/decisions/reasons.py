@@ -18,14 +18,14 @@ Hook path: standard library only, no ``re``/``json``/``typing`` at runtime.
 
 from __future__ import annotations
 
+from plangate.decisions import ALLOW as ALLOW
+from plangate.decisions import CORRECTIVE as CORRECTIVE
+from plangate.decisions import DENY_DISPOSITIONS as DENY_DISPOSITIONS
+from plangate.decisions import DISPOSITIONS as DISPOSITIONS
+from plangate.decisions import FALLBACK as FALLBACK
+from plangate.decisions import TRANSIENT as TRANSIENT
+from plangate.decisions import UNVERIFIED as UNVERIFIED
 from plangate.decisions import contract_codes, defence_codes
-from plangate.decisions.dispositions import ALLOW as ALLOW
-from plangate.decisions.dispositions import CORRECTIVE as CORRECTIVE
-from plangate.decisions.dispositions import DENY_DISPOSITIONS as DENY_DISPOSITIONS
-from plangate.decisions.dispositions import DISPOSITIONS as DISPOSITIONS
-from plangate.decisions.dispositions import FALLBACK as FALLBACK
-from plangate.decisions.dispositions import TRANSIENT as TRANSIENT
-from plangate.decisions.dispositions import UNVERIFIED as UNVERIFIED
 from plangate.hook_io import protocol
 
 # The journal reader's codes have their home beside the reader; the guard gives each its
@@ -600,6 +600,18 @@ class Decision:
         if self.disposition == UNVERIFIED:
             return unverified_output(self.code, self.claude_code_version, self.detail)
         return deny_output(self.code, self.claude_code_version, self.detail, facts)
+
+    def reason(self, facts: dict[str, str] | None = None) -> str:
+        """A refusal's full text, as the model or the person reads it (any event's form)."""
+        if self.code is None or self.allowed:
+            raise ValueError("only a refusal has a reason")
+        return deny_reason(self.code, self.claude_code_version, self.detail, facts)
+
+    def notice(self) -> str:
+        """An unverified allow's warning for the person (any event's form)."""
+        if self.code is None or not self.allowed:
+            raise ValueError("only an unverified allow has a notice")
+        return unverified_notice(self.code, self.claude_code_version, self.detail)
 
     def as_dict(self) -> dict[str, object]:
         return {name: getattr(self, name) for name in self.__slots__}

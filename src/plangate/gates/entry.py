@@ -8,7 +8,7 @@ whether it asks the user something), so it keeps the last 64 KiB of
 ``last_assistant_message`` and is judged like any other. An unusable payload is
 ``GATE_BAD_PAYLOAD``. While both gates are off the hook reads its switches, prints ``{}``
 and loads nothing else (nor reads more of a large payload). With a gate on, a ``SIGALRM``
-timer backs up the gate's own deadline. The runner is :mod:`plangate.decisions.runner`;
+timer backs up the gate's own deadline. The runner is :mod:`plangate.hook_io.runtime`;
 the contracts' done gate uses the same reading (:mod:`plangate.hooks.contract_gate_entry`).
 """
 
@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import sys
 
-from plangate.decisions import runner
 from plangate.hook_io import runtime
 
 TYPE_CHECKING = False
@@ -76,8 +75,8 @@ def _bad_payload(event: str, why: str, stderr: TextIO) -> Output:
 def policy(
     event: str,
     stderr: TextIO | None = None,
-    before: Callable[[Payload], runner.Result] | None = None,
-) -> runner.Policy:
+    before: Callable[[Payload], runtime.Result] | None = None,
+) -> runtime.Policy:
     """The skill gates' policy for ``event``: fails open (an unusable payload is
     ``GATE_BAD_PAYLOAD`` for every gate that is on, a crash :data:`FALLBACK`); ``before``
     may answer first (the Stop hook's hold, :mod:`plangate.audit_hold`); the gates' errors
@@ -102,7 +101,7 @@ def policy(
         detail = error.detail if isinstance(error, runtime.HookInputError) else str(error)
         return _bad_payload(event, detail, _errors(stderr))
 
-    return runner.Policy(
+    return runtime.Policy(
         (event,),
         decide,
         closed=False,

@@ -1,11 +1,41 @@
-"""What every hook process runs on: the payload parsed, deadlines, the process's end.
+"""The one hook runner: stdin → a policy's decision → the event's answer and exit code.
 
-:func:`parse_payload` turns the bytes on stdin into the payload object (or
-:class:`HookInputError`); :func:`alarm` and :func:`within` give work a hard deadline (a
-real-time alarm, so even one long read is cut short) below the registration timeout;
-:func:`run_process` is the whole life of a process a registered hook command starts. The
-one hook runner, which reads a payload, decides and answers as each event's policy says, is
-:mod:`plangate.decisions.runner`.
+Every hook entry module (:mod:`plangate.hooks`) is a :class:`Policy` and ``run(POLICY)``;
+:func:`run_process` is the whole life of the process around it. The policy says, for its
+event, everything that differs between hooks:
+
+- the events it answers (the first is the default form of its answer: ``PreToolUse``,
+  ``Stop``, ``SubagentStop``, ``UserPromptExpansion``, or Codex's ``UserPromptSubmit``);
+- whether it fails closed (its outcomes refuse: ``hook_input`` for an unusable payload,
+  ``installation`` for a crash, :func:`plangate.hooks.closed`) or open (its own outcomes,
+  ``{}`` by default: the call or the stop goes through);
+- how many bytes of payload it reads whole, and the reader of a larger one, if any (none:
+  a larger payload is unusable input);
+- a ``before`` step that may answer first (the Stop hooks' hold, :mod:`plangate.audit_hold`);
+- its deadline, and the answer when a decision runs past it (a real-time alarm, so even one
+  long read is cut short, below the registration timeout).
+
+:func:`run` is the one place a decision, an unusable payload or a crash becomes the bytes a
+hook prints and its exit code (:func:`render`). A decision function answers with an
+``Output`` already in the event's wire form, with None (nothing to say: ``{}``), with
+:data:`SILENT` (print nothing), or with an :class:`Answer`: a decision
+(:class:`plangate.decisions.reasons.Decision`) that :func:`render` writes in the event's form:
+
+    event                 verified allow   unverified             refusal
+    PreToolUse            {}               warning, no decision   permissionDecision deny
+    Stop, SubagentStop    {}               systemMessage          {"decision": "block", ...}
+    UserPromptExpansion   {}               systemMessage          the reason on stderr, exit 2
+    UserPromptSubmit      {}               systemMessage          {"decision": "block", ...}
+
+A verified allow is ``{}`` in every form, never an explicit ``"allow"``: Codex CLI takes an
+explicit allow for a failed hook. Nothing escapes as a traceback: Claude Code lets a call
+through a hook that exits 1 and ignores one it kills, so even a failing crash outcome prints
+one fixed line and exits 0.
+
+The runner lives here, in the module every registered hook command already imports for
+:func:`run_process`, so that it costs a hook no module of its own; it writes a decision
+through the decision's own methods and so imports nothing of :mod:`plangate.decisions`.
+Standard library only.
 """
 
 from __future__ import annotations
@@ -15,15 +45,42 @@ import sys
 import time
 
 from plangate import jsonio
+from plangate.hook_io.protocol import PAYLOAD_MAX_BYTES, block_stop, no_decision
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import NoReturn, TextIO, TypeVar
+    from typing import BinaryIO, NoReturn, Protocol, TextIO, TypeVar
 
     T = TypeVar("T")
 
-    from plangate.hook_io.protocol import Payload
+    from plangate.hook_io.protocol import Output, Payload
+
+    class Judged(Protocol):
+        """What :func:`render` needs of a decision (``plangate.decisions.reasons.Decision``)."""
+
+        code: str | None
+
+        @property
+        def allowed(self) -> bool: ...
+
+        def output(self, facts: dict[str, str] | None = None) -> Output: ...
+
+        def reason(self, facts: dict[str, str] | None = None) -> str: ...
+
+        def notice(self) -> str: ...
+
+
+PRE_TOOL_USE = "PreToolUse"
+STOP = "Stop"
+SUBAGENT_STOP = "SubagentStop"
+PROMPT_EXPANSION = "UserPromptExpansion"
+PROMPT_SUBMIT = "UserPromptSubmit"
+"""Codex CLI's event for a typed ``$skill``; Claude Code's is :data:`PROMPT_EXPANSION`."""
+BLOCK_EXIT = 2
+"""The exit code that blocks a ``UserPromptExpansion`` (its reason on stderr)."""
+CRASH_OUTPUT = {"systemMessage": "plangate hook failed unexpectedly"}
+"""What is printed when even a policy's crash outcome fails."""
 
 
 class HookInputError(Exception):
@@ -183,3 +240,201 @@ def _flush(stream: TextIO) -> None:
         stream.flush()
     except (OSError, ValueError):
         return  # Claude Code closed the pipe: nothing more can be said
+
+
+class Answer:
+    """A decision to write in the event's form, with the facts its text is filled with
+    (``{phase}``, ``{workflow}``)."""
+
+    __slots__ = ("decision", "facts")
+
+    def __init__(self, decision: Judged, facts: dict[str, str] | None = None) -> None:
+        self.decision = decision
+        self.facts = facts
+
+    def reason(self) -> str:
+        """The refusal's full text, as the model or the person reads it."""
+        return self.decision.reason(self.facts)
+
+
+class _Silent:
+    """The answer that prints nothing (exit 0)."""
+
+
+SILENT = _Silent()
+
+if TYPE_CHECKING:
+    Result = Output | Answer | _Silent | None
+    """What a decision, a ``before`` step or an outcome answers (see the module docstring)."""
+    Outcome = Callable[[BaseException], Result]
+
+
+class Deadline:
+    """A decision's deadline: ``env`` in milliseconds, between ``min_ms`` (and
+    :data:`DEADLINE_FLOOR_MS`) and ``max_ms``, else ``default_ms``."""
+
+    __slots__ = ("env", "default_ms", "max_ms", "min_ms")
+
+    def __init__(self, env: str, default_ms: int, max_ms: int, min_ms: int = 0) -> None:
+        self.env = env
+        self.default_ms = default_ms
+        self.max_ms = max_ms
+        self.min_ms = min_ms
+
+    def seconds(self) -> float:
+        return deadline_seconds(self.env, self.default_ms, self.max_ms, self.min_ms)
+
+
+class Policy:
+    """How one hook runs (see the module docstring). A ``closed`` hook holds a gate: it
+    names the outcomes that refuse (:func:`plangate.hooks.closed`); an open hook answers
+    ``{}`` to an unusable payload and to a crash unless given outcomes of its own."""
+
+    __slots__ = (
+        "events",
+        "decide",
+        "closed",
+        "max_bytes",
+        "large",
+        "before",
+        "bad_input",
+        "crash",
+        "deadline",
+        "on_deadline",
+    )
+
+    def __init__(
+        self,
+        events: tuple[str, ...],
+        decide: Callable[[Payload], Result],
+        *,
+        closed: bool,
+        max_bytes: int = PAYLOAD_MAX_BYTES,
+        large: Callable[[bytes, BinaryIO], Result] | None = None,
+        before: Callable[[Payload], Result] | None = None,
+        bad_input: Outcome | None = None,
+        crash: Outcome | None = None,
+        deadline: Deadline | None = None,
+        on_deadline: Callable[[Payload, str], Result] | None = None,
+    ) -> None:
+        if (deadline is None) != (on_deadline is None):
+            raise ValueError("a deadline needs its outcome, and the other way round")
+        if closed and (bad_input is None or crash is None):
+            raise ValueError("a closed hook names the outcomes that refuse")
+        self.events = events
+        self.decide = decide
+        self.closed = closed
+        self.max_bytes = max_bytes
+        self.large = large
+        self.before = before
+        self.bad_input = bad_input or _let_through
+        self.crash = crash or _let_through
+        self.deadline = deadline
+        self.on_deadline = on_deadline
+
+
+def _let_through(error: BaseException) -> Result:
+    return {}
+
+
+def run(
+    policy: Policy,
+    *,
+    stdin: BinaryIO | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
+    """One hook call: read the payload, decide, print the answer; returns the exit code."""
+    source = stdin if stdin is not None else sys.stdin.buffer
+    event = policy.events[0]
+    try:
+        try:
+            head = source.read(policy.max_bytes + 1)
+            if len(head) <= policy.max_bytes:
+                payload = parse_payload(head)
+                named = payload.get("hook_event_name")
+                if named in policy.events:
+                    event = str(named)
+                result = decide(policy, payload)
+            elif policy.large is None:
+                size = size_text(policy.max_bytes)
+                raise HookInputError(f"the hook payload is over {size}")
+            else:
+                large = policy.large
+                result = _in_time(policy, {}, lambda: large(head, source))
+        except HookInputError as error:
+            result = policy.bad_input(error)
+        said = render(event, result)
+    except BaseException as error:  # noqa: BLE001 - the one place a hook failure becomes an outcome
+        said = _crashed(policy, event, error)
+    return _say(said, stdout if stdout is not None else sys.stdout, stderr)
+
+
+def decide(policy: Policy, payload: Payload) -> Result:
+    """The policy's answer to a payload read whole: its ``before`` step, then its decision
+    within its deadline."""
+    if policy.before is not None:
+        held = policy.before(payload)
+        if held is not None:
+            return held
+    return _in_time(policy, payload, lambda: policy.decide(payload))
+
+
+def _in_time(policy: Policy, payload: Payload, work: Callable[[], Result]) -> Result:
+    if policy.deadline is None or policy.on_deadline is None:
+        return work()
+    seconds = policy.deadline.seconds()
+    cancel = alarm(seconds)
+    try:
+        return work()
+    except DeadlinePassed:
+        pass
+    finally:
+        if cancel is not None:
+            cancel()
+    return policy.on_deadline(payload, f"no decision within the guard's {seconds:g} s deadline")
+
+
+def render(event: str, result: Result) -> tuple[str | None, str | None, int]:
+    """What a hook prints for ``result``: the stdout line, the stderr text and the exit code."""
+    if isinstance(result, _Silent):
+        return None, None, 0
+    if result is None:
+        return "{}", None, 0
+    if not isinstance(result, Answer):
+        return jsonio.dumps(result), None, 0
+    decision = result.decision
+    if decision.code is None:
+        return "{}", None, 0  # never an explicit allow: Codex CLI rejects one
+    if event == PRE_TOOL_USE:
+        return jsonio.dumps(decision.output(result.facts)), None, 0
+    if decision.allowed:
+        return jsonio.dumps(no_decision(decision.notice())), None, 0
+    reason = result.reason()
+    if event == PROMPT_EXPANSION:
+        return None, reason, BLOCK_EXIT
+    return jsonio.dumps(block_stop(reason)), None, 0
+
+
+def _crashed(
+    policy: Policy, event: str, error: BaseException
+) -> tuple[str | None, str | None, int]:
+    try:
+        return render(event, policy.crash(error))
+    except Exception:  # noqa: BLE001 - even the failure outcome failed: print a fixed line
+        return jsonio.dumps(CRASH_OUTPUT), None, 0
+
+
+def _say(said: tuple[str | None, str | None, int], sink: TextIO, errors: TextIO | None) -> int:
+    line, text, code = said
+    try:
+        if line is not None:
+            sink.write(line + "\n")
+            sink.flush()
+        if text is not None:
+            stream = errors if errors is not None else sys.stderr
+            stream.write(text + "\n")
+            stream.flush()
+    except (OSError, ValueError):
+        pass  # Claude Code closed the pipe: nothing more can be said
+    return code

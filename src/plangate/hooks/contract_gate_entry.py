@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 import sys
 
-from plangate.decisions import runner
 from plangate.gates.entry import PAYLOAD_MAX_BYTES, alarm, fallback, read_large
+from plangate.hook_io import runtime
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from plangate.hook_io.protocol import Output, Payload
 
 
-def policy(event: str, before: Callable[[Payload], runner.Result] | None = None) -> runner.Policy:
+def policy(event: str, before: Callable[[Payload], runtime.Result] | None = None) -> runtime.Policy:
     """The done gate's policy for ``event`` (``before``: the Stop hook's hold)."""
 
     def decide(payload: Payload) -> Output:
@@ -40,7 +40,7 @@ def policy(event: str, before: Callable[[Payload], runner.Result] | None = None)
     def large(head: bytes, stream: BinaryIO) -> Output:
         return decide(read_large(head, stream))
 
-    return runner.Policy(
+    return runtime.Policy(
         (event,),
         decide,
         closed=False,

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import os
 
-from plangate.decisions import runner
+from plangate.hook_io import runtime
+from plangate.hooks import closed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -87,7 +88,7 @@ def decide(payload: Payload) -> Output:
     return evaluate.pre_tool_use(payload, paths)
 
 
-def timed_out(payload: Payload, detail: str) -> runner.Result:
+def timed_out(payload: Payload, detail: str) -> runtime.Result:
     """A decision past the deadline: refused inside an active workflow (``contract_timeout``,
     since a decision cut short must not open the gate), else the unverified
     ``contract_unverified``; logged either way."""
@@ -99,17 +100,18 @@ def timed_out(payload: Payload, detail: str) -> runner.Result:
 
         decision = reasons.Decision.deny(defence_codes.CONTRACT_TIMEOUT, detail=detail)
         log.append_decision(decision, extra={"event": "contract", "workflow": workflow})
-        return runner.Answer(decision, {"workflow": workflow})
+        return runtime.Answer(decision, {"workflow": workflow})
     entry = payload.get("tool_name") == "Skill" or payload.get("tool_name") in ENTRY_TOOLS
     return evaluate.unverified("?", detail, None, "entry" if entry else "edit")
 
 
-POLICY = runner.Policy(
-    (runner.PRE_TOOL_USE,),
+POLICY = runtime.Policy(
+    (runtime.PRE_TOOL_USE,),
     decide,
     closed=True,
-    log_event="contract",
-    deadline=runner.Deadline(DEADLINE_ENV, DEFAULT_DEADLINE_MS, MAX_DEADLINE_MS),
+    bad_input=closed("contract"),
+    crash=closed("contract"),
+    deadline=runtime.Deadline(DEADLINE_ENV, DEFAULT_DEADLINE_MS, MAX_DEADLINE_MS),
     on_deadline=timed_out,
 )
 """Fails closed (``hook_input``, ``installation``, logged as ``contract``); a payload over
@@ -117,7 +119,7 @@ POLICY = runner.Policy(
 
 
 def main() -> int:
-    return runner.run(POLICY)
+    return runtime.run(POLICY)
 
 
 if __name__ == "__main__":

@@ -8,15 +8,15 @@ records an error marker and lets the stop through.
 
 from __future__ import annotations
 
-from plangate.decisions import runner
 from plangate.gates.gate import STOP
+from plangate.hook_io import runtime
 from plangate.hooks.contract_gate_entry import policy
 
 
 def main() -> int:
     from plangate.audit_hold import CONTRACT, hold
 
-    return runner.run(policy(STOP, before=hold(CONTRACT)))
+    return runtime.run(policy(STOP, before=hold(CONTRACT)))
 
 
 if __name__ == "__main__":

@@ -6,13 +6,13 @@ records an error marker and lets the stop through.
 
 from __future__ import annotations
 
-from plangate.decisions import runner
 from plangate.gates.gate import SUBAGENT_STOP
+from plangate.hook_io import runtime
 from plangate.hooks.contract_gate_entry import policy
 
 
 def main() -> int:
-    return runner.run(policy(SUBAGENT_STOP))
+    return runtime.run(policy(SUBAGENT_STOP))
 
 
 if __name__ == "__main__":

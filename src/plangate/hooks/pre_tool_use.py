@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import os
 
-from plangate.decisions import runner
 from plangate.guard import calls
-from plangate.hook_io import protocol
+from plangate.hook_io import protocol, runtime
+from plangate.hooks import closed
 from plangate.journal.paths import is_owned_path
 
 TYPE_CHECKING = False
@@ -215,12 +215,14 @@ def _timed_out(payload: Payload, detail: str) -> Output:
     return _denied(reasons.Decision.unverified(reasons.GUARD_TIMEOUT, detail=detail))
 
 
-POLICY = runner.Policy(
-    (runner.PRE_TOOL_USE,),
+POLICY = runtime.Policy(
+    (runtime.PRE_TOOL_USE,),
     decide,
     closed=True,
+    bad_input=closed(None),
+    crash=closed(None),
     large=decide_large,
-    deadline=runner.Deadline(DEADLINE_ENV, DEFAULT_DEADLINE_MS, MAX_DEADLINE_MS, MIN_DEADLINE_MS),
+    deadline=runtime.Deadline(DEADLINE_ENV, DEFAULT_DEADLINE_MS, MAX_DEADLINE_MS, MIN_DEADLINE_MS),
     on_deadline=_timed_out,
 )
 """Fails closed (``hook_input``, ``installation``); a payload over 64 KiB goes to
@@ -228,7 +230,7 @@ POLICY = runner.Policy(
 
 
 def main() -> int:
-    return runner.run(POLICY)
+    return runtime.run(POLICY)
 
 
 if __name__ == "__main__":

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import os
 
-from plangate.decisions import runner
+from plangate.hook_io import runtime
+from plangate.hooks import closed
 
-EVENT = runner.PROMPT_EXPANSION
-CODEX_EVENT = runner.PROMPT_SUBMIT
+EVENT = runtime.PROMPT_EXPANSION
+CODEX_EVENT = runtime.PROMPT_SUBMIT
 
 
 def typed_skill(payload: dict[str, object]) -> tuple[str, str] | None:
@@ -38,7 +39,7 @@ def typed_skill(payload: dict[str, object]) -> tuple[str, str] | None:
     return None
 
 
-def decide(payload: dict[str, object]) -> runner.Answer | None:
+def decide(payload: dict[str, object]) -> runtime.Answer | None:
     """The refusal, or None to let the typed skill through."""
     typed = typed_skill(payload)
     if typed is None:
@@ -66,7 +67,7 @@ def decide(payload: dict[str, object]) -> runner.Answer | None:
     decision = evaluate.logged(ruling, "typed", version)
     if decision.allowed:
         return None
-    return runner.Answer(decision, ruling.facts)
+    return runtime.Answer(decision, ruling.facts)
 
 
 #: An expansion carries the whole expanded skill text; read whole up to this, else judged
@@ -74,18 +75,18 @@ def decide(payload: dict[str, object]) -> runner.Answer | None:
 EXPANSION_MAX_BYTES = 16 * 1024 * 1024
 
 
-def _unusable(error: BaseException) -> runner.Result:
+def _unusable(error: BaseException) -> runtime.Result:
     """Not ours to judge: Claude Code sent no usable expansion. Nothing is printed."""
-    return runner.SILENT
+    return runtime.SILENT
 
 
-POLICY = runner.Policy(
+POLICY = runtime.Policy(
     (EVENT, CODEX_EVENT),
     decide,
     closed=True,
-    log_event="typed",
     max_bytes=EXPANSION_MAX_BYTES,
     bad_input=_unusable,
+    crash=closed("typed"),
 )
 """A refusal blocks (Claude Code: the reason on stderr, exit 2; Codex: ``{"decision":
 "block"}``) and so does a crash (``installation``, logged as ``typed``); an unusable payload
@@ -93,7 +94,7 @@ prints nothing and lets the command run. No deadline of its own."""
 
 
 def main() -> int:
-    return runner.run(POLICY)
+    return runtime.run(POLICY)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,8 @@ protection fails closed.
 
 from __future__ import annotations
 
-from plangate.decisions import runner
+from plangate.hook_io import runtime
+from plangate.hooks import closed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -24,13 +25,19 @@ def decide(payload: Payload) -> Output:
     return {} if refused is None else refused
 
 
-POLICY = runner.Policy((runner.PRE_TOOL_USE,), decide, closed=True, log_event="protect")
+POLICY = runtime.Policy(
+    (runtime.PRE_TOOL_USE,),
+    decide,
+    closed=True,
+    bad_input=closed("protect"),
+    crash=closed("protect"),
+)
 """Fails closed (``hook_input``, ``installation``, logged as ``protect``); no deadline of its
 own (no journal is read)."""
 
 
 def main() -> int:
-    return runner.run(POLICY)
+    return runtime.run(POLICY)
 
 
 if __name__ == "__main__":

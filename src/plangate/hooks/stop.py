@@ -10,15 +10,15 @@ gate that breaks records an error marker and lets the stop through
 
 from __future__ import annotations
 
-from plangate.decisions import runner
 from plangate.gates.entry import policy
 from plangate.gates.gate import STOP
+from plangate.hook_io import runtime
 
 
 def main() -> int:
     from plangate.audit_hold import AUTOPLAN, hold
 
-    return runner.run(policy(STOP, before=hold(AUTOPLAN)))
+    return runtime.run(policy(STOP, before=hold(AUTOPLAN)))
 
 
 if __name__ == "__main__":

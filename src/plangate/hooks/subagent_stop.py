@@ -7,13 +7,13 @@ Gates a subagent only when its own transcript (``agent_transcript_path``) loaded
 
 from __future__ import annotations
 
-from plangate.decisions import runner
 from plangate.gates.entry import policy
 from plangate.gates.gate import SUBAGENT_STOP
+from plangate.hook_io import runtime
 
 
 def main() -> int:
-    return runner.run(policy(SUBAGENT_STOP))
+    return runtime.run(policy(SUBAGENT_STOP))
 
 
 if __name__ == "__main__":
