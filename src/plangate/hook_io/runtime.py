@@ -12,8 +12,9 @@ event, everything that differs between hooks:
 - how many bytes of payload it reads whole, and the reader of a larger one, if any (none:
   a larger payload is unusable input);
 - a ``before`` step that may answer first (the Stop hooks' hold, :mod:`plangate.audit_hold`);
-- its deadline, and the answer when a decision runs past it (a real-time alarm, so even one
-  long read is cut short, below the registration timeout).
+- its deadline (``(env, default_ms, max_ms, min_ms)``), and the answer when a decision runs
+  past it (a real-time alarm, so even one long read is cut short, below the registration
+  timeout).
 
 :func:`run` is the one place a decision, an unusable payload or a crash becomes the bytes a
 hook prints and its exit code (:func:`render`). A decision function answers with an
@@ -244,45 +245,32 @@ def _flush(stream: TextIO) -> None:
 
 class Answer:
     """A decision to write in the event's form, with the facts its text is filled with
-    (``{phase}``, ``{workflow}``)."""
+    (``{phase}``, ``{workflow}``); :data:`SILENT`, the answer without one, prints nothing."""
 
     __slots__ = ("decision", "facts")
 
-    def __init__(self, decision: Judged, facts: dict[str, str] | None = None) -> None:
+    def __init__(self, decision: Judged | None, facts: dict[str, str] | None = None) -> None:
         self.decision = decision
         self.facts = facts
 
     def reason(self) -> str:
         """The refusal's full text, as the model or the person reads it."""
+        if self.decision is None:
+            raise ValueError("no decision, no reason")
         return self.decision.reason(self.facts)
 
 
-class _Silent:
-    """The answer that prints nothing (exit 0)."""
-
-
-SILENT = _Silent()
+SILENT = Answer(None)
+"""The answer that prints nothing (exit 0)."""
 
 if TYPE_CHECKING:
-    Result = Output | Answer | _Silent | None
+    Result = Output | Answer | None
     """What a decision, a ``before`` step or an outcome answers (see the module docstring)."""
     Outcome = Callable[[BaseException], Result]
-
-
-class Deadline:
-    """A decision's deadline: ``env`` in milliseconds, between ``min_ms`` (and
-    :data:`DEADLINE_FLOOR_MS`) and ``max_ms``, else ``default_ms``."""
-
-    __slots__ = ("env", "default_ms", "max_ms", "min_ms")
-
-    def __init__(self, env: str, default_ms: int, max_ms: int, min_ms: int = 0) -> None:
-        self.env = env
-        self.default_ms = default_ms
-        self.max_ms = max_ms
-        self.min_ms = min_ms
-
-    def seconds(self) -> float:
-        return deadline_seconds(self.env, self.default_ms, self.max_ms, self.min_ms)
+    Deadline = tuple[str, int, int, int]
+    """``(env, default_ms, max_ms, min_ms)``: a deadline from ``env`` in milliseconds,
+    between ``min_ms`` (and :data:`DEADLINE_FLOOR_MS`) and ``max_ms``, else ``default_ms``
+    (:func:`deadline_seconds`)."""
 
 
 class Policy:
@@ -383,7 +371,7 @@ def decide(policy: Policy, payload: Payload) -> Result:
 def _in_time(policy: Policy, payload: Payload, work: Callable[[], Result]) -> Result:
     if policy.deadline is None or policy.on_deadline is None:
         return work()
-    seconds = policy.deadline.seconds()
+    seconds = deadline_seconds(*policy.deadline)
     cancel = alarm(seconds)
     try:
         return work()
@@ -397,13 +385,13 @@ def _in_time(policy: Policy, payload: Payload, work: Callable[[], Result]) -> Re
 
 def render(event: str, result: Result) -> tuple[str | None, str | None, int]:
     """What a hook prints for ``result``: the stdout line, the stderr text and the exit code."""
-    if isinstance(result, _Silent):
-        return None, None, 0
     if result is None:
         return "{}", None, 0
     if not isinstance(result, Answer):
         return jsonio.dumps(result), None, 0
     decision = result.decision
+    if decision is None:
+        return None, None, 0  # SILENT
     if decision.code is None:
         return "{}", None, 0  # never an explicit allow: Codex CLI rejects one
     if event == PRE_TOOL_USE:

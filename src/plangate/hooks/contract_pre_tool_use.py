@@ -111,7 +111,7 @@ POLICY = runtime.Policy(
     closed=True,
     bad_input=closed("contract"),
     crash=closed("contract"),
-    deadline=runtime.Deadline(DEADLINE_ENV, DEFAULT_DEADLINE_MS, MAX_DEADLINE_MS),
+    deadline=(DEADLINE_ENV, DEFAULT_DEADLINE_MS, MAX_DEADLINE_MS, 0),
     on_deadline=timed_out,
 )
 """Fails closed (``hook_input``, ``installation``, logged as ``contract``); a payload over

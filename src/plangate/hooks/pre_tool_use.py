@@ -222,7 +222,7 @@ POLICY = runtime.Policy(
     bad_input=closed(None),
     crash=closed(None),
     large=decide_large,
-    deadline=runtime.Deadline(DEADLINE_ENV, DEFAULT_DEADLINE_MS, MAX_DEADLINE_MS, MIN_DEADLINE_MS),
+    deadline=(DEADLINE_ENV, DEFAULT_DEADLINE_MS, MAX_DEADLINE_MS, MIN_DEADLINE_MS),
     on_deadline=_timed_out,
 )
 """Fails closed (``hook_input``, ``installation``); a payload over 64 KiB goes to
