@@ -142,8 +142,8 @@ def _payloads(rnd: random.Random) -> list[bytes]:
 def test_garbage_hook_payloads_get_one_json_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from plangate.gates.entry import run_gate_hook
-    from plangate.hook_io.runtime import run_hook
+    from plangate.gates.entry import policy
+    from plangate.hook_io import runtime
     from plangate.hooks import pre_tool_use
 
     monkeypatch.setenv("PLANGATE_CEO_REVIEW_GATE", "on")
@@ -154,17 +154,10 @@ def test_garbage_hook_payloads_get_one_json_line(
         for entry in ("guard", "Stop", "SubagentStop"):
             out = io.StringIO()
             if entry == "guard":
-                code = run_hook(
-                    pre_tool_use.decide,
-                    on_bad_input=pre_tool_use._bad_input,
-                    on_crash=pre_tool_use._crash,
-                    stdin=io.BytesIO(data),
-                    stdout=out,
-                )
+                code = runtime.run(pre_tool_use.POLICY, stdin=io.BytesIO(data), stdout=out)
             else:
-                code = run_gate_hook(
-                    entry, stdin=io.BytesIO(data), stdout=out, stderr=io.StringIO()
-                )
+                gate = policy(entry, io.StringIO())
+                code = runtime.run(gate, stdin=io.BytesIO(data), stdout=out)
             lines = out.getvalue().splitlines()
             assert code == 0 and len(lines) == 1, (entry, data[:80], lines)
             assert isinstance(json.loads(lines[0]), dict)

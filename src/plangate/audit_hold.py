@@ -1,30 +1,31 @@
 """The final stop of a session in a workflow is held once when calls went unguarded.
 
-Called first by the Stop hooks (:mod:`plangate.hooks.contract_stop` for a workflow
-contract, :mod:`plangate.hooks.stop` for /autoplan) through :func:`run_with_hold`: the
-payload is read, and when the session is in a workflow (a contract's phase is current, or
-/autoplan was loaded while the /autoplan gate is on) and :func:`plangate.audit.audit` finds
-tool calls that a registered plangate hook covers and none decided (the hooks were switched
-off with ``disableAllHooks``, removed, crashed or timed out), the stop is held with
-``unguarded_calls``, naming a few of them and counting the rest. The hold is recorded by a
-marker, ``<state root>/audit-holds/<session>.<count>``, created with ``O_EXCL`` (two Stop
-hooks that run at once hold once between them), so the next stop goes through; a later stop
-with more unguarded calls (the hooks switched off again) is held again, once. Anything that fails
-here lets the stop go on to the gate as before.
+The Stop hooks' policies (:mod:`plangate.hooks.contract_stop` for a workflow contract,
+:mod:`plangate.hooks.stop` for /autoplan) run :func:`hold` before their gate
+(:mod:`plangate.hook_io.runtime`): when the session is in a workflow (a contract's phase is
+current, or /autoplan was loaded while the /autoplan gate is on) and
+:func:`plangate.audit.audit` finds tool calls that a registered plangate hook covers and
+none decided (the hooks were switched off with ``disableAllHooks``, removed, crashed or
+timed out), the stop is held with ``unguarded_calls``, naming a few of them and counting the
+rest. The hold is recorded by a marker, ``<state root>/audit-holds/<session>.<count>``,
+created with ``O_EXCL`` (two Stop hooks that run at once hold once between them), so the
+next stop goes through; a later stop with more unguarded calls (the hooks switched off
+again) is held again, once. Anything that fails here lets the stop go on to the gate as
+before.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 
 from plangate.state_root import AUDIT_HOLDS, StateRoot
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any, BinaryIO
+    from typing import Any
 
+    from plangate.hook_io.runtime import Answer
     from plangate.journal.events import Event
 
 HOLDS_DIR = AUDIT_HOLDS
@@ -39,66 +40,23 @@ AUTOPLAN = "autoplan"
 AUTOPLAN_SKILLS = ("autoplan", "plangate:autoplan")
 
 
-class Replay:
-    """A binary stream that gives ``data`` again, then the rest of ``rest``."""
+def hold(kind: str) -> Callable[[dict[str, Any]], Answer | None]:
+    """The Stop policy's first step for ``kind``: :func:`held`, and None (the gate decides)
+    when anything in it fails: the hold never stands in the gate's way."""
 
-    def __init__(self, data: bytes, rest: BinaryIO) -> None:
-        self.data = data
-        self.rest = rest
+    def before(payload: dict[str, Any]) -> Answer | None:
+        try:
+            return held(payload, kind)
+        except Exception:  # noqa: BLE001 - the hold never stands in the gate's way
+            return None
 
-    def read(self, size: int = -1) -> bytes:
-        if size is None or size < 0:
-            data, self.data = self.data, b""
-            return data + self.rest.read()
-        if self.data:
-            data, self.data = self.data[:size], self.data[size:]
-            if len(data) < size:
-                data += self.rest.read(size - len(data))
-            return data
-        return self.rest.read(size)
+    return before
 
 
-class _Stdin:
-    def __init__(self, wrapped: object, buffer: Replay) -> None:
-        self.wrapped = wrapped
-        self.buffer = buffer
-
-    def __getattr__(self, name: str) -> object:
-        return getattr(self.wrapped, name)
-
-
-def run_with_hold(kind: str, gate: Callable[[], int]) -> int:
-    """Hold the stop for unguarded calls, or run ``gate`` on the same payload."""
-    try:
-        from plangate.gates.entry import PAYLOAD_MAX_BYTES
-
-        stdin = sys.stdin
-        data = stdin.buffer.read(PAYLOAD_MAX_BYTES + 1)
-        sys.stdin = _Stdin(stdin, Replay(data, stdin.buffer))
-        output = held(data, kind) if len(data) <= PAYLOAD_MAX_BYTES else None
-    except Exception:  # noqa: BLE001 - the hold never stands in the gate's way
-        output = None
-    if output is None:
-        return gate()
-    from plangate import jsonio
-
-    try:
-        sys.stdout.write(jsonio.dumps(output) + "\n")
-        sys.stdout.flush()
-    except (OSError, ValueError):
-        pass
-    return 0
-
-
-def held(data: bytes, kind: str, state_root: str | None = None) -> dict[str, object] | None:
-    """The block output for this Stop payload, or None to let the gates decide."""
-    from plangate import jsonio
-
-    try:
-        payload = jsonio.loads(data.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError):
-        return None
-    if not isinstance(payload, dict) or payload.get("hook_event_name") != "Stop":
+def held(payload: dict[str, Any], kind: str, state_root: str | None = None) -> Answer | None:
+    """The hold for this Stop payload (``unguarded_calls``, logged), or None to let the
+    gates decide."""
+    if payload.get("hook_event_name") != "Stop":
         return None
     session = payload.get("session_id")
     transcript = payload.get("transcript_path")
@@ -216,12 +174,11 @@ def detail(calls: list[Any]) -> str:
     return f"{len(calls)} unguarded: {named}{more}"
 
 
-def block(calls: list[Any], root: str) -> dict[str, object]:
+def block(calls: list[Any], root: str) -> Answer:
     from plangate.decisions import log, reasons
     from plangate.decisions.defence_codes import UNGUARDED_CALLS
-    from plangate.hook_io.protocol import block_stop
+    from plangate.hook_io.runtime import Answer
 
-    text = detail(calls)
-    decision = reasons.Decision.deny(UNGUARDED_CALLS, detail=text)
+    decision = reasons.Decision.deny(UNGUARDED_CALLS, detail=detail(calls))
     log.append_decision(decision, state_root=root, extra={"event": "stop"})
-    return block_stop(reasons.deny_reason(UNGUARDED_CALLS, None, text))
+    return Answer(decision)  # the runner writes it as a Stop block

@@ -371,11 +371,11 @@ def test_a_stop_with_every_call_decided_or_outside_a_workflow_is_not_held(
     register(project)
     call(project, "Bash", {"command": "echo outside"}, hooked=False)
     project.journal.text("Done.")
-    assert audit_hold.held(json.dumps(stop_payload(project)).encode(), "contract") is None
+    assert audit_hold.held(stop_payload(project), "contract") is None
     through_requirements(project)
     hook_all(project)
     project.journal.text("Done.")
-    assert audit_hold.held(json.dumps(stop_payload(project)).encode(), "contract") is None
+    assert audit_hold.held(stop_payload(project), "contract") is None
 
 
 def marker(project: Project, count: int) -> Path:
@@ -396,7 +396,7 @@ def test_two_stop_hooks_at_once_hold_once_between_them(
     hook_all(project)
     call(project, "Bash", {"command": "echo off"}, hooked=False)
     project.journal.text("Done.")
-    data = json.dumps(stop_payload(project)).encode()
+    data = stop_payload(project)
     first = audit_hold.held(data, "contract")
     second = audit_hold.held(data, "autoplan")
     assert first is not None and second is None

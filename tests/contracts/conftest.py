@@ -192,3 +192,11 @@ def stop(project: Project, message: str = "All done.") -> dict[str, object]:
         "last_assistant_message": message,
     }
     return stop_gate.decide(payload, "Stop", stderr=io.StringIO())
+
+
+def typed_refusal(payload: dict[str, Any]) -> str | None:
+    """The typed-skill hook's refusal text for ``payload`` (None: the command runs)."""
+    from plangate.hooks import prompt_expansion
+
+    answer = prompt_expansion.decide(payload)
+    return None if answer is None else answer.reason()

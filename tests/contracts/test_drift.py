@@ -14,7 +14,14 @@ import pytest
 
 from plangate.commands.approve import approve
 from plangate.contracts import drift, snapshot
-from tests.contracts.conftest import FEATURE, REQUIREMENTS, Project, spec_json, stop
+from tests.contracts.conftest import (
+    FEATURE,
+    REQUIREMENTS,
+    Project,
+    spec_json,
+    stop,
+    typed_refusal,
+)
 from tests.contracts.test_rules import bash, skill, write
 
 GIT_ENV = {
@@ -388,13 +395,11 @@ def test_entering_the_current_phase_again_neither_compares_nor_rebases(
 def test_a_typed_entry_is_refused_for_the_person_to_see_naming_the_file(
     gitproject: Project,
 ) -> None:
-    from plangate.hooks import prompt_expansion
-
     project = gitproject
     in_requirements(project)
     (project.dir / "src" / "app.py").write_text("changed\n")
     project.person("approve requirements")
-    reason = prompt_expansion.decide(project.expansion("kiro-spec-design", FEATURE))
+    reason = typed_refusal(project.expansion("kiro-spec-design", FEATURE))
     assert reason is not None and "contract_drift" in reason and "src/app.py" in reason
     assert "plangate approve cc-sdd requirements greet" in reason
 

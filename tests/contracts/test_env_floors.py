@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -69,15 +70,27 @@ def test_a_decision_out_of_time_inside_an_active_workflow_refuses(
     active workflow it refuses (``contract_timeout``). Outside one, the seed's warning stands.
     The deadline itself is cut to nothing here: what is tested is the answer to it."""
     from plangate.contracts import untrusted
+    from plangate.hook_io import runtime
+    from plangate.hook_io.runtime import DeadlinePassed
     from plangate.hooks import contract_pre_tool_use as hook
 
-    monkeypatch.setattr(hook, "within", lambda seconds, decide: None)
+    def cut_short(payload: dict[str, object]) -> runtime.Result:
+        raise DeadlinePassed  # as the alarm raises it
+
+    monkeypatch.setattr(hook.POLICY, "decide", cut_short)
+
+    def answer(payload: dict[str, Any]) -> dict[str, Any]:
+        line, _, code = runtime.render("PreToolUse", runtime.decide(hook.POLICY, payload))
+        assert line is not None and code == 0
+        value: dict[str, Any] = json.loads(line)
+        return value
+
     payload = project.journaled("Write", {"file_path": str(project.dir / "src" / "x.py")})
-    outside = hook.decide(payload)
+    outside = answer(payload)
     assert "permissionDecision" not in outside.get("hookSpecificOutput", {}), outside
     assert "contract_unverified" in json.dumps(outside)
     untrusted.mark_active(payload["session_id"], "cc-sdd")
-    inside = hook.decide(payload)
+    inside = answer(payload)
     decision = inside["hookSpecificOutput"]
     assert decision["permissionDecision"] == "deny", inside
     assert "(code contract_timeout," in decision["permissionDecisionReason"]

@@ -37,6 +37,7 @@ from tests.contracts.conftest import (
     Project,
     spec_json,
     through_requirements,
+    typed_refusal,
 )
 from tests.contracts.test_rules import code_of, log_lines
 
@@ -107,7 +108,6 @@ def test_a_typed_command_opening_a_new_session_is_decided_on_the_files(
     recorded with ``plangate approve`` and the files decide, as for a journal not written
     yet: the unapproved tasks refuse /kiro-impl, never a silent run."""
     from plangate.commands.approve import approve
-    from plangate.hooks import prompt_expansion
 
     project.write_spec("spec.json", spec_json())
     for name, text in (("requirements.md", REQUIREMENTS), ("design.md", DESIGN)):
@@ -118,7 +118,7 @@ def test_a_typed_command_opening_a_new_session_is_decided_on_the_files(
     payload = project.expansion("kiro-impl", FEATURE)
     journal = Path(payload["transcript_path"])
     shutil.rmtree(journal.parent)  # the new session's folder is not made yet
-    reason = prompt_expansion.decide(payload)
+    reason = typed_refusal(payload)
     assert reason is not None and "contract_approval" in reason and "phase tasks" in reason
 
 

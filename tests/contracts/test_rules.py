@@ -16,6 +16,7 @@ from tests.contracts.conftest import (
     Project,
     spec_json,
     through_requirements,
+    typed_refusal,
 )
 
 
@@ -153,7 +154,6 @@ def test_an_approve_record_keeps_its_digest_across_hash_modules(tmp_path: Path) 
 
 
 def test_impl_before_tasks_are_approved_is_refused_typed_and_by_skill(project: Project) -> None:
-    from plangate.hooks import prompt_expansion
 
     through_requirements(project)
     project.person("approve requirements")
@@ -163,11 +163,11 @@ def test_impl_before_tasks_are_approved_is_refused_typed_and_by_skill(project: P
     project.skill("kiro-spec-tasks", FEATURE)
     project.write(project.spec / "tasks.md", TASKS)
     assert skill(project, "kiro-impl") == "contract_approval"
-    reason = prompt_expansion.decide(project.expansion("kiro-impl", FEATURE))
+    reason = typed_refusal(project.expansion("kiro-impl", FEATURE))
     assert reason is not None and "contract_approval" in reason and "phase tasks" in reason
     project.person("approve tasks")
     assert skill(project, "kiro-impl") is None
-    assert prompt_expansion.decide(project.expansion("kiro-impl", FEATURE)) is None
+    assert typed_refusal(project.expansion("kiro-impl", FEATURE)) is None
     # in impl, source edits are allowed
     project.skill("kiro-impl", FEATURE)
     assert write(project, project.dir / "src" / "greet.py", "def greet(): ...\n") is None

@@ -132,7 +132,7 @@ def test_a_slow_git_ends_in_gate_timeout_within_the_deadline(env: Env) -> None:
 
 ALARM = """
 import time
-from plangate.gates.entry import _alarm
+from plangate.gates.entry import alarm as _alarm
 from plangate.gates.errors import GateTimeout
 cancel = _alarm(0.1)
 started = time.monotonic()

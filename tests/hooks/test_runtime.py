@@ -1,4 +1,4 @@
-"""The hook runtime: one JSON line on stdout, exit 0, never a traceback."""
+"""The hook runner: one JSON line on stdout, exit 0, never a traceback."""
 
 from __future__ import annotations
 
@@ -6,13 +6,14 @@ import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
 ENTRY = textwrap.dedent(
     """
     import sys
-    from plangate.hook_io.runtime import run_hook
+    from plangate.hook_io import runtime
 
     def decide(payload):
         if payload.get("crash"):
@@ -29,7 +30,10 @@ ENTRY = textwrap.dedent(
             raise ValueError("the failure outcome fails too")
         return {"outcome": "installation", "detail": type(error).__name__}
 
-    raise SystemExit(run_hook(decide, on_bad_input=bad_input, on_crash=crash))
+    policy = runtime.Policy(
+        ("PreToolUse",), decide, closed=True, bad_input=bad_input, crash=crash
+    )
+    raise SystemExit(runtime.run(policy))
     """
 )
 
@@ -133,3 +137,68 @@ def test_the_deadline_floor_outlasts_the_journal_wait() -> None:
     from plangate.hooks.pre_tool_use import MIN_DEADLINE_MS
 
     assert MIN_DEADLINE_MS >= DEADLINE_SECONDS * 1000 + 500
+
+
+def test_a_registration_from_an_earlier_setup_still_runs(tmp_path: Path) -> None:
+    """Settings written by an earlier ``plangate setup`` import ``run_process`` from
+    ``plangate.hooks.runtime``: such a command still answers as the hook does."""
+    from tests.conftest import SRC
+
+    old = (
+        "import sys; sys.path.insert(0, sys.argv.pop(1)); "
+        "from plangate.hooks.pre_tool_use import main; "
+        "from plangate.hooks.runtime import run_process; run_process(main)"
+    )
+    payload = {
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Read",
+        "session_id": "s",
+        "tool_use_id": "toolu_1",
+        "cwd": str(tmp_path),
+        "transcript_path": str(tmp_path / "s.jsonl"),
+        "tool_input": {"file_path": str(tmp_path / "notes.md")},
+    }
+    env = {"PATH": "/usr/bin:/bin", "PLANGATE_STATE_ROOT": str(tmp_path / "state")}
+    result = subprocess.run(
+        [sys.executable, "-S", "-c", old, SRC],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        timeout=30,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert single_line(result) == {}
+    assert result.stderr == b""
+
+
+EVENTS = ["PreToolUse", "Stop", "SubagentStop", "UserPromptExpansion", "UserPromptSubmit"]
+
+
+@pytest.mark.parametrize("event", EVENTS)
+def test_a_verified_allow_is_an_empty_answer_in_every_form(event: str) -> None:
+    """Never an explicit allow: Codex CLI takes one for a failed hook."""
+    from plangate.decisions.reasons import Decision
+    from plangate.hook_io.runtime import SILENT, Answer, render
+
+    assert render(event, Answer(Decision.allow())) == ("{}", None, 0)
+    assert render(event, None) == ("{}", None, 0)
+    assert render(event, SILENT) == (None, None, 0)
+    assert render(event, {"k": 1}) == ('{"k":1}', None, 0)
+
+
+@pytest.mark.parametrize("event", EVENTS)
+def test_a_refusal_is_written_in_its_events_form(event: str) -> None:
+    from plangate.decisions import reasons
+    from plangate.hook_io.runtime import Answer, render
+
+    decision = reasons.Decision.deny(reasons.PHASE_ORDER, detail="ceo")
+    reason = reasons.deny_reason(reasons.PHASE_ORDER, None, "ceo")
+    line, text, code = render(event, Answer(decision))
+    if event == "PreToolUse":
+        assert line is not None and json.loads(line) == decision.output()
+        assert (text, code) == (None, 0)
+    elif event == "UserPromptExpansion":
+        assert (line, text, code) == (None, reason, 2)  # blocked: the reason on stderr
+    else:
+        assert line is not None and json.loads(line) == {"decision": "block", "reason": reason}
+        assert (text, code) == (None, 0)

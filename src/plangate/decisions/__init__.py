@@ -7,7 +7,21 @@
   self-defence codes (protected paths, person-only commands, an untrusted journal);
 - :mod:`.log`: the decision log, one line per decision.
 
+Here: the four dispositions a code can have (and the verified allow's), defined once for
+the three code tables.
+
+Every code is a named constant defined once (``tests/decisions/test_codes.py``).
+
 The journal reader's own codes live with the reader (:mod:`plangate.journal.codes`); the
 table here gives each its disposition. Standard library and plangate's foundations only
 (hook path).
 """
+
+ALLOW = "allow"
+UNVERIFIED = "unverified"
+FALLBACK = "fallback"
+CORRECTIVE = "corrective"
+TRANSIENT = "transient"
+DISPOSITIONS = (UNVERIFIED, FALLBACK, CORRECTIVE, TRANSIENT)
+"""The dispositions a code can have (a verified allow is :data:`ALLOW` and has no code)."""
+DENY_DISPOSITIONS = (FALLBACK, CORRECTIVE, TRANSIENT)

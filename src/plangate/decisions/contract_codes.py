@@ -9,8 +9,7 @@ Hook path: standard library only.
 
 from __future__ import annotations
 
-UNVERIFIED = "unverified"
-CORRECTIVE = "corrective"
+from plangate.decisions import CORRECTIVE, UNVERIFIED
 
 CONTRACT_INVALID = "contract_invalid"
 CONTRACT_PHASE_ORDER = "contract_phase_order"

@@ -10,7 +10,7 @@ Hook path: standard library only.
 
 from __future__ import annotations
 
-CORRECTIVE = "corrective"
+from plangate.decisions import CORRECTIVE
 
 AGENT_COMMAND = "agent_command"
 PROTECTED_PATH = "protected_path"

@@ -18,6 +18,13 @@ Hook path: standard library only, no ``re``/``json``/``typing`` at runtime.
 
 from __future__ import annotations
 
+from plangate.decisions import ALLOW as ALLOW
+from plangate.decisions import CORRECTIVE as CORRECTIVE
+from plangate.decisions import DENY_DISPOSITIONS as DENY_DISPOSITIONS
+from plangate.decisions import DISPOSITIONS as DISPOSITIONS
+from plangate.decisions import FALLBACK as FALLBACK
+from plangate.decisions import TRANSIENT as TRANSIENT
+from plangate.decisions import UNVERIFIED as UNVERIFIED
 from plangate.decisions import contract_codes, defence_codes
 from plangate.hook_io import protocol
 
@@ -44,14 +51,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from plangate.hook_io.protocol import Output
 
-ALLOW = "allow"
-UNVERIFIED = "unverified"
-FALLBACK = "fallback"
-CORRECTIVE = "corrective"
-TRANSIENT = "transient"
-DISPOSITIONS = (UNVERIFIED, FALLBACK, CORRECTIVE, TRANSIENT)
-"""The dispositions a code can have (a verified allow is :data:`ALLOW` and has no code)."""
-DENY_DISPOSITIONS = (FALLBACK, CORRECTIVE, TRANSIENT)
 
 PATH_JOURNAL = "journal"
 PATH_PAYLOAD = "payload"
@@ -108,7 +107,7 @@ LEAVE_TEXT = (
     "(nothing else is guarded); to review the plan again from the start, run /autoplan "
     "<plan path>, whose init begins a new run."
 )
-LEAVE_CODES = frozenset({"publication_missing", "close_required", "phase_order"})
+LEAVE_CODES = frozenset({PUBLICATION_MISSING, CLOSE_REQUIRED, PHASE_ORDER})
 """Appended to the denials a phase entry gets mid-pipeline: a typed turn does not end an
 /autoplan invocation (only its Final Approval Gate or a new init does), so this says how a
 person who really moved on leaves it."""
@@ -336,9 +335,7 @@ DETAIL_TEXT: dict[tuple[str, str], str] = {
 }
 
 DEFAULT_FACTS = {"phase": "<phase>", "workflow": "<workflow>"}
-PHASE_DETAIL_CODES = frozenset(
-    {"publication_missing", "publication_unflushed", "publication_repeat"}
-)
+PHASE_DETAIL_CODES = frozenset({PUBLICATION_MISSING, PUBLICATION_UNFLUSHED, PUBLICATION_REPEAT})
 """Codes whose detail is the phase whose report is due: it fills ``{phase}`` in the text, so
 the model is told the exact no-op to run (``true autoplan-published ceo``), never a
 placeholder."""
@@ -603,6 +600,18 @@ class Decision:
         if self.disposition == UNVERIFIED:
             return unverified_output(self.code, self.claude_code_version, self.detail)
         return deny_output(self.code, self.claude_code_version, self.detail, facts)
+
+    def reason(self, facts: dict[str, str] | None = None) -> str:
+        """A refusal's full text, as the model or the person reads it (any event's form)."""
+        if self.code is None or self.allowed:
+            raise ValueError("only a refusal has a reason")
+        return deny_reason(self.code, self.claude_code_version, self.detail, facts)
+
+    def notice(self) -> str:
+        """An unverified allow's warning for the person (any event's form)."""
+        if self.code is None or not self.allowed:
+            raise ValueError("only an unverified allow has a notice")
+        return unverified_notice(self.code, self.claude_code_version, self.detail)
 
     def as_dict(self) -> dict[str, object]:
         return {name: getattr(self, name) for name in self.__slots__}

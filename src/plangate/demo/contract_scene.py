@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from plangate.decisions.contract_codes import CONTRACT_PHASE_ORDER
 from plangate.demo.say import Say
 
 
@@ -31,7 +32,7 @@ def contract_scene(root: Path, timeout: float, say: Say) -> bool:
         project.setup()
         settings = settings_for_gates(project, "--contracts")
         proof = contract_proof(Session(project, player, settings=settings), timeout)
-        told = model.saw("contract_phase_order")
+        told = model.saw(CONTRACT_PHASE_ORDER)
     say(f"  the contract: {CONTRACT_FILE} (draft, then publish; draft leaves notes/draft.md)")
     for line in proof.lines:
         say(f"  {line}")

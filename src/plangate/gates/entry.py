@@ -1,14 +1,15 @@
-"""stdin → the gates → one JSON line on stdout, exit 0. Never a traceback, never a block
+"""The skill gates' hook policy (Stop and SubagentStop): never a traceback, never a block
 because something broke.
 
-Like :func:`plangate.hook_io.runtime.run_hook`, but a Stop payload carries the turn's last
-message, so up to 1 MiB is read whole (not 64 KiB). A larger one is read field by field
-(:mod:`plangate.hook_io.payload_scan`): the gates need every field but only the end of the
-last message (to find it in the transcript and to see whether it asks the user something),
-so it keeps the last 64 KiB of ``last_assistant_message`` and is judged like any other. An
-unusable payload is ``GATE_BAD_PAYLOAD``. While both gates are off the hook reads its
-switches, prints ``{}`` and loads nothing else (nor reads more of a large payload). With a
-gate on, a ``SIGALRM`` timer backs up the gate's own deadline.
+A Stop payload carries the turn's last message, so up to 1 MiB is read whole (not 64 KiB).
+A larger one is read field by field (:mod:`plangate.hook_io.payload_scan`): the gates need
+every field but only the end of the last message (to find it in the transcript and to see
+whether it asks the user something), so it keeps the last 64 KiB of
+``last_assistant_message`` and is judged like any other. An unusable payload is
+``GATE_BAD_PAYLOAD``. While both gates are off the hook reads its switches, prints ``{}``
+and loads nothing else (nor reads more of a large payload). With a gate on, a ``SIGALRM``
+timer backs up the gate's own deadline. The runner is :mod:`plangate.hook_io.runtime`;
+the contracts' done gate uses the same reading (:mod:`plangate.hooks.contract_gate_entry`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from __future__ import annotations
 import os
 import sys
 
-from plangate import jsonio
 from plangate.hook_io import runtime
 
 TYPE_CHECKING = False
@@ -24,45 +24,25 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import BinaryIO, TextIO
 
-    from plangate.hook_io.protocol import Output
+    from plangate.hook_io.protocol import Output, Payload
 
 PAYLOAD_MAX_BYTES = 1024 * 1024
 TAIL_KEYS = ("last_assistant_message",)
 FALLBACK = {"systemMessage": "PLANGATE_GATE skill-gates error session=unknown code=GATE_UNEXPECTED"}
 
 
-def _parse(data: bytes) -> dict[str, object] | str:
-    """The payload object, or why it is unusable."""
-    try:
-        return runtime.parse_payload(data)
-    except runtime.HookInputError as error:
-        return error.detail
-
-
-def read_large(head: bytes, stream: BinaryIO) -> dict[str, object] | str:
-    """A payload over :data:`PAYLOAD_MAX_BYTES` (see the module docstring), or why it is
-    unusable."""
+def read_large(head: bytes, stream: BinaryIO) -> Payload:
+    """A payload over :data:`PAYLOAD_MAX_BYTES` (see the module docstring);
+    :class:`~plangate.hook_io.runtime.HookInputError` when it is unusable."""
     from plangate.hook_io import payload_scan
 
-    try:
-        seen = payload_scan.scan(head, stream, lambda _: False, TAIL_KEYS)
-    except runtime.HookInputError as error:
-        return error.detail
+    seen = payload_scan.scan(head, stream, lambda _: False, TAIL_KEYS)
     if seen.gave_up:
-        return "the hook payload is too large to read"
+        raise runtime.HookInputError("the hook payload is too large to read")
     return seen.fields
 
 
-def read_payload(stream: BinaryIO) -> dict[str, object] | str:
-    """The whole payload: read whole up to :data:`PAYLOAD_MAX_BYTES`, else by
-    :func:`read_large`; or why it is unusable."""
-    head = stream.read(PAYLOAD_MAX_BYTES + 1)
-    if len(head) <= PAYLOAD_MAX_BYTES:
-        return _parse(head)
-    return read_large(head, stream)
-
-
-def _alarm(seconds: float) -> Callable[[], None] | None:
+def alarm(seconds: float) -> Callable[[], None] | None:
     """Raise :class:`GateTimeout` after ``seconds`` (plus a little); returns the cancel."""
     from plangate.gates.errors import GateTimeout
 
@@ -92,45 +72,54 @@ def _bad_payload(event: str, why: str, stderr: TextIO) -> Output:
     return stop_hook.finish(outcome, state_root, stderr)
 
 
-def run_gate_hook(
+def policy(
     event: str,
-    *,
-    stdin: BinaryIO | None = None,
-    stdout: TextIO | None = None,
     stderr: TextIO | None = None,
-) -> int:
-    """Run one Stop or SubagentStop call; always returns 0 (the exit code)."""
-    source = stdin if stdin is not None else sys.stdin.buffer
-    sink = stdout if stdout is not None else sys.stdout
-    errors = stderr if stderr is not None else sys.stderr
-    try:
-        head = source.read(PAYLOAD_MAX_BYTES + 1)
-        payload: dict[str, object] | str | None = None
-        if len(head) <= PAYLOAD_MAX_BYTES:
-            payload = _parse(head)
-        if isinstance(payload, str):
-            output = _bad_payload(event, payload, errors)
-        else:
-            quick = _quick(event)
-            if quick is None and payload is None:
-                payload = read_large(head, source)
-                if isinstance(payload, str):
-                    quick = _bad_payload(event, payload, errors)
-            if quick is None:
-                from plangate.gates.stop_hook import decide
+    before: Callable[[Payload], runtime.Result] | None = None,
+) -> runtime.Policy:
+    """The skill gates' policy for ``event``: fails open (an unusable payload is
+    ``GATE_BAD_PAYLOAD`` for every gate that is on, a crash :data:`FALLBACK`); ``before``
+    may answer first (the Stop hook's hold, :mod:`plangate.audit_hold`); the gates' errors
+    go to ``stderr`` (default: the process's)."""
 
-                assert isinstance(payload, dict)
-                quick = decide(payload, event, stderr=errors, alarm=_alarm)
-            output = quick
-        line = jsonio.dumps(output)
-    except BaseException:  # noqa: BLE001 - a broken gate lets the stop through
-        line = jsonio.dumps(FALLBACK)
-    try:
-        sink.write(line + "\n")
-        sink.flush()
-    except (OSError, ValueError):
-        pass
-    return 0
+    def judged(payload: Payload) -> Output:
+        from plangate.gates.stop_hook import decide
+
+        return decide(payload, event, stderr=_errors(stderr), alarm=alarm)
+
+    def decide(payload: Payload) -> Output:
+        quick = _quick(event)
+        return quick if quick is not None else judged(payload)
+
+    def large(head: bytes, stream: BinaryIO) -> Output:
+        quick = _quick(event)
+        if quick is not None:
+            return quick  # every gate is off: the rest of the payload is not read
+        return judged(read_large(head, stream))  # unusable: the runner's bad_input
+
+    def bad_input(error: BaseException) -> Output:
+        detail = error.detail if isinstance(error, runtime.HookInputError) else str(error)
+        return _bad_payload(event, detail, _errors(stderr))
+
+    return runtime.Policy(
+        (event,),
+        decide,
+        closed=False,
+        max_bytes=PAYLOAD_MAX_BYTES,
+        large=large,
+        before=before,
+        bad_input=bad_input,
+        crash=fallback,
+    )
+
+
+def fallback(error: BaseException) -> Output:
+    """A crash: the skill gates' error marker, and the stop goes through."""
+    return FALLBACK
+
+
+def _errors(stderr: TextIO | None) -> TextIO:
+    return stderr if stderr is not None else sys.stderr
 
 
 def _quick(event: str) -> Output | None:

@@ -11,7 +11,7 @@ import os
 
 from plangate import jsonio
 from plangate.autoplan import layout
-from plangate.decisions.reasons import INIT_FAILED_NOT_JSON
+from plangate.decisions import reasons
 from plangate.guard.state import Refusal
 from plangate.guard.world import World
 
@@ -62,7 +62,7 @@ def init_result(text: str, arguments: list[str], world: World) -> dict[str, Any]
         value = None
     if not isinstance(value, dict):
         # The denial then says to re-run it without a leading `cd` (reasons.DETAIL_TEXT).
-        raise Refusal("init_failed", INIT_FAILED_NOT_JSON)
+        raise Refusal(reasons.INIT_FAILED, reasons.INIT_FAILED_NOT_JSON)
     source, active, restore = (world.canonical_path(argument) for argument in arguments)
     checks = (
         value.get("sourcePlan") == source,
@@ -73,39 +73,39 @@ def init_result(text: str, arguments: list[str], world: World) -> dict[str, Any]
         _sha(value.get("originalSha256")),
     )
     if not all(checks):
-        raise Refusal("init_mismatch", "the init result does not match its own arguments")
+        raise Refusal(reasons.INIT_MISMATCH, "the init result does not match its own arguments")
     return value
 
 
 def verify_binding(binding: Binding, world: World) -> None:
     """The restore point holds the original bytes; the active plan carries its header."""
     if binding.active == binding.restore:
-        raise Refusal("init_mismatch", "the active plan is the restore point")
+        raise Refusal(reasons.INIT_MISMATCH, "the active plan is the restore point")
     if os.path.basename(binding.artifact_dir) != "autoplan" or not binding.artifact_dir.endswith(
         os.sep + os.path.join(*layout.ARTIFACT_PARTS)
     ):
-        raise Refusal("init_mismatch", "the restore point is outside .plangate/tmp/autoplan")
+        raise Refusal(reasons.INIT_MISMATCH, "the restore point is outside .plangate/tmp/autoplan")
     try:
         world.read_verified(binding.restore, binding.sha256, binding.size)
     except layout.ArtifactError as error:
-        raise Refusal("init_mismatch", f"restore point {error.cause}") from None
+        raise Refusal(reasons.INIT_MISMATCH, f"restore point {error.cause}") from None
     try:
         head = world.read_file(binding.active, 64 * 1024)
     except OSError:
-        raise Refusal("init_mismatch", "the active plan cannot be read") from None
+        raise Refusal(reasons.INIT_MISMATCH, "the active plan cannot be read") from None
     if not layout.has_restore_header(head, binding.restore):
-        raise Refusal("init_mismatch", "the active plan lost its restore-point header")
+        raise Refusal(reasons.INIT_MISMATCH, "the active plan lost its restore-point header")
 
 
 def read_active(binding: Binding, world: World) -> bytes:
     try:
         return world.read_file(binding.active, -1)
     except OSError:
-        raise Refusal("close_stale", "the active plan cannot be read") from None
+        raise Refusal(reasons.CLOSE_STALE, "the active plan cannot be read") from None
 
 
 def load_manifest(
-    manifest_path: str, binding: Binding, world: World, code: str = "snapshot"
+    manifest_path: str, binding: Binding, world: World, code: str = reasons.SNAPSHOT
 ) -> dict[str, Any]:
     """A checkpoint manifest of this invocation, with its files verified."""
     folder = os.path.dirname(manifest_path)
@@ -169,14 +169,14 @@ def load_close_packet(
 ) -> tuple[bytes, dict[str, Any]]:
     """The close packet's bytes and binding, or ``close_stale``."""
     if os.path.dirname(os.path.dirname(path)) != binding.artifact_dir:
-        raise Refusal("close_stale", "the close packet is not in this invocation's folder")
+        raise Refusal(reasons.CLOSE_STALE, "the close packet is not in this invocation's folder")
     try:
         data = world.read_artifact(path)
     except layout.ArtifactError as error:
-        raise Refusal("close_stale", f"close packet {error.cause}") from None
+        raise Refusal(reasons.CLOSE_STALE, f"close packet {error.cause}") from None
     bound = layout.close_binding(data)
     if bound is None or bound.get("phase") != phase or bound.get("activePlan") != binding.active:
-        raise Refusal("close_stale", "the close packet belongs to another phase or plan")
+        raise Refusal(reasons.CLOSE_STALE, "the close packet belongs to another phase or plan")
     return data, bound
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from plangate.autoplan import layout
+from plangate.decisions import reasons
 from plangate.guard import calls
 from plangate.guard.artifact_checks import Binding, load_close_packet, read_active
 from plangate.guard.state import History, Installation, PhaseState, Refusal
@@ -40,12 +41,12 @@ def require_publication(
         if of == phase
     ]
     if not packets:
-        raise Refusal("close_required", layout.PHASE_NUMBERS[phase])
+        raise Refusal(reasons.CLOSE_REQUIRED, layout.PHASE_NUMBERS[phase])
     packet = packets[-1]
     data, bound = load_close_packet(packet, binding, phase, installation.world)
     checkpoint = state.checkpoints.get(phase)
     if checkpoint is not None and bound.get("checkpoint") != checkpoint:
-        raise Refusal("close_stale", "the close packet belongs to an earlier checkpoint")
+        raise Refusal(reasons.CLOSE_STALE, "the close packet belongs to an earlier checkpoint")
     close_order = _coverage(packet, data, events, history, binding, installation)
     edits = [
         event
@@ -56,13 +57,13 @@ def require_publication(
         and _edits_active_plan(event, binding, installation)
     ]
     if any(not history.results_after(edit) for edit in edits):
-        raise Refusal("mutation_pending")
+        raise Refusal(reasons.MUTATION_PENDING)
     if current_mode:
         active = read_active(binding, installation.world)
         if layout.implementation_sha256(active) != bound.get("implementationSha256"):
             changed = any(history.single_success(edit) for edit in edits)
             raise Refusal(
-                "close_edits" if changed else "close_stale",
+                reasons.CLOSE_EDITS if changed else reasons.CLOSE_STALE,
                 "the plan's implementation changed after the close packet",
             )
     from plangate.guard.publication import declares  # only once a close is complete
@@ -76,7 +77,7 @@ def require_publication(
         and declares(event.text, phase)
     ]
     if not reports:
-        raise Refusal("publication_missing", phase)
+        raise Refusal(reasons.PUBLICATION_MISSING, phase)
     if not current_mode:
         return
     later = list(events) + ([current] if journaled else [])
@@ -98,7 +99,7 @@ def require_publication(
         for event in events
         if event.order > binding.start
     )
-    raise Refusal("publication_repeat" if repeated else "publication_unflushed", phase)
+    raise Refusal(reasons.PUBLICATION_REPEAT if repeated else reasons.PUBLICATION_UNFLUSHED, phase)
 
 
 def close_packet_of(
@@ -142,7 +143,7 @@ def _coverage(
         covered.update(range(first, last + 1))
         close_order = max(close_order, order)
     if len(covered) < lines:
-        raise Refusal("close_incomplete", f"{len(covered)} of {lines} lines read")
+        raise Refusal(reasons.CLOSE_INCOMPLETE, f"{len(covered)} of {lines} lines read")
     return close_order
 
 

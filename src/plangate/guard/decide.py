@@ -22,6 +22,7 @@ import os
 
 from plangate import jsonio
 from plangate.autoplan import layout
+from plangate.decisions import reasons
 from plangate.guard import calls
 from plangate.guard.artifact_checks import (
     Binding,
@@ -89,7 +90,7 @@ def fold_invocation(
     if binding.start < start:
         # The window reaches back over every init that can bind (fold.window_start); only an
         # init that exited 0 printing broken JSON between two inits of one plan gets here.
-        raise Refusal("init_mismatch", "an init of this invocation printed broken JSON")
+        raise Refusal(reasons.INIT_MISMATCH, "an init of this invocation printed broken JSON")
     entered = [e for e in before if e.order > binding.start and e.order not in outside]
     phases = reconstruct(entered, history, binding, installation, current)
     return Invocation(history, binding, entered, phases)
@@ -137,7 +138,7 @@ def order_rule(state: PhaseState, phase: str, binding: Binding) -> None:
         return
     due = layout.due_phase(furthest, binding.scope)
     if phase != due:
-        raise Refusal("phase_order", due)
+        raise Refusal(reasons.PHASE_ORDER, due)
 
 
 # --- 3. the call itself ---------------------------------------------------------------
@@ -172,7 +173,7 @@ def _validate_driver(path: str, installation: Installation) -> None:
                 continue
             if (sections.st_dev, sections.st_ino) == wanted:
                 return
-    raise Refusal("foreign_install", "the phase file is not this installation's")
+    raise Refusal(reasons.FOREIGN_INSTALL, "the phase file is not this installation's")
 
 
 def _validate_dispatch(
@@ -184,13 +185,13 @@ def _validate_dispatch(
     if subagent not in (None, "general-purpose"):
         extra = sorted({*extra, "subagent_type"})
     if extra:
-        raise Refusal("agent_key", ", ".join(extra), keys=extra)
+        raise Refusal(reasons.AGENT_KEY, ", ".join(extra), keys=extra)
     target = dispatch_target(call.prompt or "")
     if target is None or os.path.basename(target) != layout.REVIEWER_PROMPT:
-        raise Refusal("snapshot", "the dispatch prompt does not name a reviewer prompt")
+        raise Refusal(reasons.SNAPSHOT, "the dispatch prompt does not name a reviewer prompt")
     manifest = load_manifest(manifest_path_of(target), binding, installation.world)
     if manifest.get("dispatchPrompt") != call.prompt:
-        raise Refusal("dispatch_prompt")
+        raise Refusal(reasons.DISPATCH_PROMPT)
 
 
 # --- 4. which phase is the session in? (the invocation's fold) ---------------------------
@@ -327,6 +328,6 @@ def batch_rule(
             continue
         same_message = event.message_id is not None and event.message_id == current.message_id
         if same_message and sibling.phase != call.phase:
-            raise Refusal("cross_phase_batch")
+            raise Refusal(reasons.CROSS_PHASE_BATCH)
         if not same_message and not history.results_after(event):
-            raise Refusal("entry_pending")
+            raise Refusal(reasons.ENTRY_PENDING)

@@ -63,7 +63,7 @@ def project_dir_of(payload: dict[str, Any]) -> str:
     configured = os.environ.get("CLAUDE_PROJECT_DIR")
     project = configured if configured is not None else payload.get("cwd")
     if not is_owned_path(project):
-        raise Refusal("hook_input", "CLAUDE_PROJECT_DIR is not an absolute normal path")
+        raise Refusal(reasons.HOOK_INPUT, "CLAUDE_PROJECT_DIR is not an absolute normal path")
     return str(project)
 
 
@@ -161,10 +161,12 @@ def split_current(
     tool_use_id = str(payload["tool_use_id"])
     check_identities(events)
     if chain.repeated:
-        raise Refusal("tool_identity")
+        raise Refusal(reasons.TOOL_IDENTITY)
     if seen.path == PAYLOAD:
         if chain.mentions(tool_use_id):
-            raise Refusal("current_mismatch", "the journal has a result for an unwritten call")
+            raise Refusal(
+                reasons.CURRENT_MISMATCH, "the journal has a result for an unwritten call"
+            )
         last = events[-1]
         current = ToolUse(
             last.order + 1,
@@ -178,7 +180,7 @@ def split_current(
         return events, current
     uses = [e for e in events if isinstance(e, ToolUse) and e.tool_use_id == tool_use_id]
     if len(uses) != 1 or uses[0].name != payload["tool_name"]:
-        raise Refusal("current_mismatch", "the journal records another call under this id")
+        raise Refusal(reasons.CURRENT_MISMATCH, "the journal records another call under this id")
     journaled = uses[0]
     compare_inputs(journaled, payload, cwd, seen.version)
     return [e for e in events if e.order < journaled.order], journaled
@@ -197,12 +199,12 @@ def _open_message(events: list[Event], chain: Chain) -> str | None:
 def check_identities(events: list[Event]) -> None:
     orders = [event.order for event in events]
     if not events or any(b <= a for a, b in zip(orders, orders[1:], strict=False)):
-        raise Refusal("event_order")
+        raise Refusal(reasons.EVENT_ORDER)
     seen_uses: set[str] = set()
     for event in events:
         if isinstance(event, ToolUse):
             if event.tool_use_id in seen_uses:
-                raise Refusal("tool_identity")
+                raise Refusal(reasons.TOOL_IDENTITY)
             seen_uses.add(event.tool_use_id)
 
 
@@ -220,7 +222,7 @@ def compare_inputs(
 ) -> None:
     """The journal must record the call Claude Code handed the hook."""
     if journaled.input is None:
-        raise Refusal("current_mismatch", "the journaled call could not be reloaded")
+        raise Refusal(reasons.CURRENT_MISMATCH, "the journaled call could not be reloaded")
     ours = _normalized(journaled.name, journaled.input, cwd)
     theirs = _normalized(journaled.name, payload["tool_input"], cwd)
     if ours == theirs:
@@ -228,8 +230,8 @@ def compare_inputs(
     missing = set(ours) - set(theirs)
     restricted = {key: ours[key] for key in theirs if key in ours}
     if missing and restricted == theirs and _newer_than_checked(version):
-        raise Refusal("unseen_version", ", ".join(sorted(missing)))
-    raise Refusal("current_mismatch", "the journal records different input for this call")
+        raise Refusal(reasons.UNSEEN_VERSION, ", ".join(sorted(missing)))
+    raise Refusal(reasons.CURRENT_MISMATCH, "the journal records different input for this call")
 
 
 def _newer_than_checked(version: str | None) -> bool:

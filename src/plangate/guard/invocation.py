@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from plangate import skill_names
 from plangate.autoplan import layout
+from plangate.decisions import reasons
 from plangate.guard.artifact_checks import Binding, init_result, verify_binding
 from plangate.guard.literal_calls import (
     is_gate_render,
@@ -49,7 +50,7 @@ def disarmed(
             orders.add(event.order)
     ours = fold.has_latest and skill_names.is_skill(fold.latest_command, layout.SKILL_NAME)
     if ours and not fold.init_after:
-        raise Refusal("init_unbindable" if fold.unbindable_after else "init_own")
+        raise Refusal(reasons.INIT_UNBINDABLE if fold.unbindable_after else reasons.INIT_OWN)
     return fold.outside, orders
 
 
@@ -142,15 +143,15 @@ def bind(history: History, installation: Installation) -> Binding:
             continue
         results = history.results_after(event)
         if len(results) != 1:
-            raise Refusal("init_mismatch", f"the init has {len(results)} results")
+            raise Refusal(reasons.INIT_MISMATCH, f"the init has {len(results)} results")
         result = results[0]
         if result.is_error or result.text is None:
-            failed = Refusal("init_failed", "the init failed")
+            failed = Refusal(reasons.INIT_FAILED, "the init failed")
             continue
         try:
             value = init_result(result.text, arguments, installation.world)
         except Refusal as refusal:
-            if refusal.code == "init_failed":
+            if refusal.code == reasons.INIT_FAILED:
                 failed = refusal
                 continue
             raise
@@ -173,6 +174,6 @@ def bind(history: History, installation: Installation) -> Binding:
     if failed is not None:
         raise failed
     if binding is None:
-        raise Refusal("init_unbindable" if unbindable else "init_required")
+        raise Refusal(reasons.INIT_UNBINDABLE if unbindable else reasons.INIT_REQUIRED)
     verify_binding(binding, installation.world)
     return binding

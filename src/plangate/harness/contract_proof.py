@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from plangate.decisions.contract_codes import CONTRACT_PHASE_ORDER
 from plangate.harness.autoplan import decisions
 from plangate.harness.proofs import Proof, Session, unfinished
 from plangate.harness.standin import tool_use
@@ -48,7 +49,7 @@ description: {what} (a plangate live check).
 """
 NOTE = "# Note\n\n## Outline\n\n- why\n- how\n"
 EXPECTED = [
-    ("deny", "contract_phase_order", "publish"),
+    ("deny", CONTRACT_PHASE_ORDER, "publish"),
     ("allow", None, "draft"),
     ("allow", None, "publish"),
 ]

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from plangate.decisions.reasons import PUBLICATION_MISSING
 from plangate.harness.autoplan import PLAN, AutoplanProject, Player, Step, decisions
 from plangate.harness.claude import ClaudeResult
 from plangate.harness.standin import tool_use
@@ -40,7 +41,7 @@ Top risks: the index can go stale when notes change outside the app."""
 GUARD_EXPECTED = [
     ("allow", None),
     ("allow", None),
-    ("deny", "publication_missing"),
+    ("deny", PUBLICATION_MISSING),
     ("allow", None),
 ]
 GUARD_NAMES = ["enter CEO", "CEO reviewer", "enter Design (too early)", "enter Design"]

@@ -1,13 +1,42 @@
-"""stdin → decision → one JSON line on stdout, exit 0. Never a traceback.
+"""The one hook runner: stdin → a policy's decision → the event's answer and exit code.
 
-Claude Code treats a hook's exit 1 as a non-blocking error and lets the action through, so a
-crash must never be how a hook ends, and neither may its own timeout: a hook it kills is
-ignored without a word. :func:`run_hook` reads the payload (a JSON object of at most 64 KiB;
-a larger one goes to the entry point's own reader, :mod:`.payload_scan`, or is the
-``hook_input`` outcome), calls the decision function, and turns any unexpected
-exception into the entry point's documented failure outcome. :func:`within` gives a part of
-the decision a hard deadline (a real-time alarm, so even one long read is cut short) below the
-registration timeout, and the entry point says what passing it means.
+Every hook entry module (:mod:`plangate.hooks`) is a :class:`Policy` and ``run(POLICY)``;
+:func:`run_process` is the whole life of the process around it. The policy says, for its
+event, everything that differs between hooks:
+
+- the events it answers (the first is the default form of its answer: ``PreToolUse``,
+  ``Stop``, ``SubagentStop``, ``UserPromptExpansion``, or Codex's ``UserPromptSubmit``);
+- whether it fails closed (its outcomes refuse: ``hook_input`` for an unusable payload,
+  ``installation`` for a crash, :func:`plangate.hooks.closed`) or open (its own outcomes,
+  ``{}`` by default: the call or the stop goes through);
+- how many bytes of payload it reads whole, and the reader of a larger one, if any (none:
+  a larger payload is unusable input);
+- a ``before`` step that may answer first (the Stop hooks' hold, :mod:`plangate.audit_hold`);
+- its deadline (``(env, default_ms, max_ms, min_ms)``), and the answer when a decision runs
+  past it (a real-time alarm, so even one long read is cut short, below the registration
+  timeout).
+
+:func:`run` is the one place a decision, an unusable payload or a crash becomes the bytes a
+hook prints and its exit code (:func:`render`). A decision function answers with an
+``Output`` already in the event's wire form, with None (nothing to say: ``{}``), with
+:data:`SILENT` (print nothing), or with an :class:`Answer`: a decision
+(:class:`plangate.decisions.reasons.Decision`) that :func:`render` writes in the event's form:
+
+    event                 verified allow   unverified             refusal
+    PreToolUse            {}               warning, no decision   permissionDecision deny
+    Stop, SubagentStop    {}               systemMessage          {"decision": "block", ...}
+    UserPromptExpansion   {}               systemMessage          the reason on stderr, exit 2
+    UserPromptSubmit      {}               systemMessage          {"decision": "block", ...}
+
+A verified allow is ``{}`` in every form, never an explicit ``"allow"``: Codex CLI takes an
+explicit allow for a failed hook. Nothing escapes as a traceback: Claude Code lets a call
+through a hook that exits 1 and ignores one it kills, so even a failing crash outcome prints
+one fixed line and exits 0.
+
+The runner lives here, in the module every registered hook command already imports for
+:func:`run_process`, so that it costs a hook no module of its own; it writes a decision
+through the decision's own methods and so imports nothing of :mod:`plangate.decisions`.
+Standard library only.
 """
 
 from __future__ import annotations
@@ -17,18 +46,42 @@ import sys
 import time
 
 from plangate import jsonio
-from plangate.hook_io.protocol import PAYLOAD_MAX_BYTES
+from plangate.hook_io.protocol import PAYLOAD_MAX_BYTES, block_stop, no_decision
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import BinaryIO, NoReturn, TextIO, TypeVar
+    from typing import BinaryIO, NoReturn, Protocol, TextIO, TypeVar
 
     T = TypeVar("T")
 
     from plangate.hook_io.protocol import Output, Payload
 
-HOOK_INPUT = "hook_input"
+    class Judged(Protocol):
+        """What :func:`render` needs of a decision (``plangate.decisions.reasons.Decision``)."""
+
+        code: str | None
+
+        @property
+        def allowed(self) -> bool: ...
+
+        def output(self, facts: dict[str, str] | None = None) -> Output: ...
+
+        def reason(self, facts: dict[str, str] | None = None) -> str: ...
+
+        def notice(self) -> str: ...
+
+
+PRE_TOOL_USE = "PreToolUse"
+STOP = "Stop"
+SUBAGENT_STOP = "SubagentStop"
+PROMPT_EXPANSION = "UserPromptExpansion"
+PROMPT_SUBMIT = "UserPromptSubmit"
+"""Codex CLI's event for a typed ``$skill``; Claude Code's is :data:`PROMPT_EXPANSION`."""
+BLOCK_EXIT = 2
+"""The exit code that blocks a ``UserPromptExpansion`` (its reason on stderr)."""
+CRASH_OUTPUT = {"systemMessage": "plangate hook failed unexpectedly"}
+"""What is printed when even a policy's crash outcome fails."""
 
 
 class HookInputError(Exception):
@@ -39,16 +92,8 @@ class HookInputError(Exception):
         self.detail = detail
 
 
-def read_payload(stream: BinaryIO, max_bytes: int = PAYLOAD_MAX_BYTES) -> Payload:
-    """The payload object, read whole; :class:`HookInputError` when it cannot be used (over
-    ``max_bytes`` included)."""
-    data = stream.read(max_bytes + 1)
-    if len(data) > max_bytes:
-        raise HookInputError(f"the hook payload is over {_size(max_bytes)}")
-    return parse_payload(data)
-
-
-def _size(max_bytes: int) -> str:
+def size_text(max_bytes: int) -> str:
+    """``64 KiB``, ``16 MiB``: a payload limit as messages name it."""
     return f"{max_bytes // 1024} KiB" if max_bytes < 1024 * 1024 else f"{max_bytes >> 20} MiB"
 
 
@@ -65,39 +110,6 @@ def parse_payload(data: bytes) -> Payload:
     if not isinstance(value, dict):
         raise HookInputError("the hook payload is not a JSON object")
     return value
-
-
-def run_hook(
-    decide: Callable[[Payload], Output],
-    *,
-    on_bad_input: Callable[[HookInputError], Output],
-    on_crash: Callable[[BaseException], Output],
-    on_large: Callable[[bytes, BinaryIO], Output] | None = None,
-    stdin: BinaryIO | None = None,
-    stdout: TextIO | None = None,
-) -> int:
-    """Run one hook invocation; always returns 0 (the process exit code).
-
-    A payload over :data:`PAYLOAD_MAX_BYTES` goes to ``on_large`` with the bytes read so far
-    and the stream (it reads on only as far as it needs), else it is ``hook_input``."""
-    source = stdin if stdin is not None else sys.stdin.buffer
-    sink = stdout if stdout is not None else sys.stdout
-    try:
-        try:
-            head = source.read(PAYLOAD_MAX_BYTES + 1)
-            if len(head) <= PAYLOAD_MAX_BYTES:
-                output = decide(parse_payload(head))
-            elif on_large is None:
-                raise HookInputError(f"the hook payload is over {_size(PAYLOAD_MAX_BYTES)}")
-            else:
-                output = on_large(head, source)
-        except HookInputError as error:
-            output = on_bad_input(error)
-        line = jsonio.dumps(output)
-    except Exception as error:  # noqa: BLE001 - the one place a hook failure becomes an outcome
-        line = _crash_line(on_crash, error)
-    _emit(sink, line)
-    return 0
 
 
 def run_process(main: Callable[[], int], defer: bool = True) -> NoReturn:
@@ -224,13 +236,6 @@ def deadline_seconds(env_name: str, default_ms: int, max_ms: int, min_ms: int = 
     return (max(floor, min(value, max_ms)) if value > 0 else default_ms) / 1000.0
 
 
-def _crash_line(on_crash: Callable[[BaseException], Output], error: BaseException) -> str:
-    try:
-        return jsonio.dumps(on_crash(error))
-    except Exception:  # noqa: BLE001 - even the failure outcome failed: print a fixed line
-        return jsonio.dumps({"systemMessage": "plangate hook failed unexpectedly"})
-
-
 def _flush(stream: TextIO) -> None:
     try:
         stream.flush()
@@ -238,10 +243,186 @@ def _flush(stream: TextIO) -> None:
         return  # Claude Code closed the pipe: nothing more can be said
 
 
-def _emit(sink: TextIO, line: str) -> None:
+class Answer:
+    """A decision to write in the event's form, with the facts its text is filled with
+    (``{phase}``, ``{workflow}``); :data:`SILENT`, the answer without one, prints nothing."""
+
+    __slots__ = ("decision", "facts")
+
+    def __init__(self, decision: Judged | None, facts: dict[str, str] | None = None) -> None:
+        self.decision = decision
+        self.facts = facts
+
+    def reason(self) -> str:
+        """The refusal's full text, as the model or the person reads it."""
+        if self.decision is None:
+            raise ValueError("no decision, no reason")
+        return self.decision.reason(self.facts)
+
+
+SILENT = Answer(None)
+"""The answer that prints nothing (exit 0)."""
+
+if TYPE_CHECKING:
+    Result = Output | Answer | None
+    """What a decision, a ``before`` step or an outcome answers (see the module docstring)."""
+    Outcome = Callable[[BaseException], Result]
+    Deadline = tuple[str, int, int, int]
+    """``(env, default_ms, max_ms, min_ms)``: a deadline from ``env`` in milliseconds,
+    between ``min_ms`` (and :data:`DEADLINE_FLOOR_MS`) and ``max_ms``, else ``default_ms``
+    (:func:`deadline_seconds`)."""
+
+
+class Policy:
+    """How one hook runs (see the module docstring). A ``closed`` hook holds a gate: it
+    names the outcomes that refuse (:func:`plangate.hooks.closed`); an open hook answers
+    ``{}`` to an unusable payload and to a crash unless given outcomes of its own."""
+
+    __slots__ = (
+        "events",
+        "decide",
+        "closed",
+        "max_bytes",
+        "large",
+        "before",
+        "bad_input",
+        "crash",
+        "deadline",
+        "on_deadline",
+    )
+
+    def __init__(
+        self,
+        events: tuple[str, ...],
+        decide: Callable[[Payload], Result],
+        *,
+        closed: bool,
+        max_bytes: int = PAYLOAD_MAX_BYTES,
+        large: Callable[[bytes, BinaryIO], Result] | None = None,
+        before: Callable[[Payload], Result] | None = None,
+        bad_input: Outcome | None = None,
+        crash: Outcome | None = None,
+        deadline: Deadline | None = None,
+        on_deadline: Callable[[Payload, str], Result] | None = None,
+    ) -> None:
+        if (deadline is None) != (on_deadline is None):
+            raise ValueError("a deadline needs its outcome, and the other way round")
+        if closed and (bad_input is None or crash is None):
+            raise ValueError("a closed hook names the outcomes that refuse")
+        self.events = events
+        self.decide = decide
+        self.closed = closed
+        self.max_bytes = max_bytes
+        self.large = large
+        self.before = before
+        self.bad_input = bad_input or _let_through
+        self.crash = crash or _let_through
+        self.deadline = deadline
+        self.on_deadline = on_deadline
+
+
+def _let_through(error: BaseException) -> Result:
+    return {}
+
+
+def run(
+    policy: Policy,
+    *,
+    stdin: BinaryIO | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
+    """One hook call: read the payload, decide, print the answer; returns the exit code."""
+    source = stdin if stdin is not None else sys.stdin.buffer
+    event = policy.events[0]
     try:
-        sink.write(line + "\n")
-        sink.flush()
-    except OSError:
-        # Claude Code closed our stdout; nothing more can be said.
+        try:
+            head = source.read(policy.max_bytes + 1)
+            if len(head) <= policy.max_bytes:
+                payload = parse_payload(head)
+                named = payload.get("hook_event_name")
+                if named in policy.events:
+                    event = str(named)
+                result = decide(policy, payload)
+            elif policy.large is None:
+                size = size_text(policy.max_bytes)
+                raise HookInputError(f"the hook payload is over {size}")
+            else:
+                large = policy.large
+                result = _in_time(policy, {}, lambda: large(head, source))
+        except HookInputError as error:
+            result = policy.bad_input(error)
+        said = render(event, result)
+    except BaseException as error:  # noqa: BLE001 - the one place a hook failure becomes an outcome
+        said = _crashed(policy, event, error)
+    return _say(said, stdout if stdout is not None else sys.stdout, stderr)
+
+
+def decide(policy: Policy, payload: Payload) -> Result:
+    """The policy's answer to a payload read whole: its ``before`` step, then its decision
+    within its deadline."""
+    if policy.before is not None:
+        held = policy.before(payload)
+        if held is not None:
+            return held
+    return _in_time(policy, payload, lambda: policy.decide(payload))
+
+
+def _in_time(policy: Policy, payload: Payload, work: Callable[[], Result]) -> Result:
+    if policy.deadline is None or policy.on_deadline is None:
+        return work()
+    seconds = deadline_seconds(*policy.deadline)
+    cancel = alarm(seconds)
+    try:
+        return work()
+    except DeadlinePassed:
         pass
+    finally:
+        if cancel is not None:
+            cancel()
+    return policy.on_deadline(payload, f"no decision within the guard's {seconds:g} s deadline")
+
+
+def render(event: str, result: Result) -> tuple[str | None, str | None, int]:
+    """What a hook prints for ``result``: the stdout line, the stderr text and the exit code."""
+    if result is None:
+        return "{}", None, 0
+    if not isinstance(result, Answer):
+        return jsonio.dumps(result), None, 0
+    decision = result.decision
+    if decision is None:
+        return None, None, 0  # SILENT
+    if decision.code is None:
+        return "{}", None, 0  # never an explicit allow: Codex CLI rejects one
+    if event == PRE_TOOL_USE:
+        return jsonio.dumps(decision.output(result.facts)), None, 0
+    if decision.allowed:
+        return jsonio.dumps(no_decision(decision.notice())), None, 0
+    reason = result.reason()
+    if event == PROMPT_EXPANSION:
+        return None, reason, BLOCK_EXIT
+    return jsonio.dumps(block_stop(reason)), None, 0
+
+
+def _crashed(
+    policy: Policy, event: str, error: BaseException
+) -> tuple[str | None, str | None, int]:
+    try:
+        return render(event, policy.crash(error))
+    except Exception:  # noqa: BLE001 - even the failure outcome failed: print a fixed line
+        return jsonio.dumps(CRASH_OUTPUT), None, 0
+
+
+def _say(said: tuple[str | None, str | None, int], sink: TextIO, errors: TextIO | None) -> int:
+    line, text, code = said
+    try:
+        if line is not None:
+            sink.write(line + "\n")
+            sink.flush()
+        if text is not None:
+            stream = errors if errors is not None else sys.stderr
+            stream.write(text + "\n")
+            stream.flush()
+    except (OSError, ValueError):
+        pass  # Claude Code closed the pipe: nothing more can be said
+    return code

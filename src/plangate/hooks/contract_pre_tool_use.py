@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import os
 
-from plangate.hook_io.runtime import deadline_seconds, run_hook, within
+from plangate.hook_io import runtime
+from plangate.hooks import closed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -95,33 +96,45 @@ def decide(payload: Payload) -> Output:
         return {}
     from plangate.contracts import evaluate
 
-    seconds = deadline_seconds(DEADLINE_ENV, DEFAULT_DEADLINE_MS, MAX_DEADLINE_MS)
     if tool in ENTRY_TOOLS:
-        output = within(seconds, lambda: evaluate.call_entry(payload))
-    elif reads:  # a skill's SKILL.md read with the shell: Codex's start of a phase
-        output = within(seconds, lambda: evaluate.shell_call(payload, paths or []))
-    else:
-        output = within(seconds, lambda: evaluate.pre_tool_use(payload, paths))
-    if output is None:
-        detail = f"no decision within the guard's {seconds:g} s deadline"
-        from plangate.contracts import untrusted
+        return evaluate.call_entry(payload)
+    if reads:  # a skill's SKILL.md read with the shell: Codex's start of a phase
+        return evaluate.shell_call(payload, paths or [])
+    return evaluate.pre_tool_use(payload, paths)
 
-        workflow = untrusted.active_workflow(payload.get("session_id"))
-        if workflow is not None:  # inside an active workflow a decision cut short denies
-            from plangate.decisions import defence_codes, log, reasons
 
-            decision = reasons.Decision.deny(defence_codes.CONTRACT_TIMEOUT, detail=detail)
-            log.append_decision(decision, extra={"event": "contract", "workflow": workflow})
-            return decision.output({"workflow": workflow})
-        return evaluate.unverified("?", detail, None, "edit" if paths else "entry")
-    return output
+def timed_out(payload: Payload, detail: str) -> runtime.Result:
+    """A decision past the deadline: refused inside an active workflow (``contract_timeout``,
+    since a decision cut short must not open the gate), else the unverified
+    ``contract_unverified``; logged either way."""
+    from plangate.contracts import evaluate, untrusted
+
+    workflow = untrusted.active_workflow(payload.get("session_id"))
+    if workflow is not None:
+        from plangate.decisions import defence_codes, log, reasons
+
+        decision = reasons.Decision.deny(defence_codes.CONTRACT_TIMEOUT, detail=detail)
+        log.append_decision(decision, extra={"event": "contract", "workflow": workflow})
+        return runtime.Answer(decision, {"workflow": workflow})
+    entry = payload.get("tool_name") == "Skill" or payload.get("tool_name") in ENTRY_TOOLS
+    return evaluate.unverified("?", detail, None, "entry" if entry else "edit")
+
+
+POLICY = runtime.Policy(
+    (runtime.PRE_TOOL_USE,),
+    decide,
+    closed=True,
+    bad_input=closed("contract"),
+    crash=closed("contract"),
+    deadline=(DEADLINE_ENV, DEFAULT_DEADLINE_MS, MAX_DEADLINE_MS, 0),
+    on_deadline=timed_out,
+)
+"""Fails closed (``hook_input``, ``installation``, logged as ``contract``); a payload over
+64 KiB is unusable input; past the deadline, :func:`timed_out`."""
 
 
 def main() -> int:
-    from plangate.hooks.closed import handlers
-
-    bad_input, crash = handlers("contract")
-    return run_hook(decide, on_bad_input=bad_input, on_crash=crash)
+    return runtime.run(POLICY)
 
 
 if __name__ == "__main__":

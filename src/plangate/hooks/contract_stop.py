@@ -9,13 +9,14 @@ records an error marker and lets the stop through.
 from __future__ import annotations
 
 from plangate.gates.gate import STOP
-from plangate.hooks.contract_gate_entry import run_contract_gate
+from plangate.hook_io import runtime
+from plangate.hooks.contract_gate_entry import policy
 
 
 def main() -> int:
-    from plangate.audit_hold import CONTRACT, run_with_hold
+    from plangate.audit_hold import CONTRACT, hold
 
-    return run_with_hold(CONTRACT, lambda: run_contract_gate(STOP))
+    return runtime.run(policy(STOP, before=hold(CONTRACT)))
 
 
 if __name__ == "__main__":

@@ -7,11 +7,12 @@ records an error marker and lets the stop through.
 from __future__ import annotations
 
 from plangate.gates.gate import SUBAGENT_STOP
-from plangate.hooks.contract_gate_entry import run_contract_gate
+from plangate.hook_io import runtime
+from plangate.hooks.contract_gate_entry import policy
 
 
 def main() -> int:
-    return run_contract_gate(SUBAGENT_STOP)
+    return runtime.run(policy(SUBAGENT_STOP))
 
 
 if __name__ == "__main__":

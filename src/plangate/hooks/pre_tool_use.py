@@ -23,8 +23,8 @@ from __future__ import annotations
 import os
 
 from plangate.guard import calls
-from plangate.hook_io import protocol
-from plangate.hook_io.runtime import HookInputError, deadline_seconds, run_hook, within
+from plangate.hook_io import protocol, runtime
+from plangate.hooks import closed
 from plangate.journal.paths import is_owned_path
 
 TYPE_CHECKING = False
@@ -75,14 +75,10 @@ def decide(payload: Payload) -> Output:
         return _owned_read(payload, tool_input) or {}
     # Only a phase entry gets here: the decision, its reasons and its log are loaded now,
     # so that the fast path above (most calls) imports none of them.
-    from plangate.decisions import log, reasons
+    from plangate.decisions import log
     from plangate.guard.evaluate import evaluate
 
-    seconds = deadline_seconds(DEADLINE_ENV, DEFAULT_DEADLINE_MS, MAX_DEADLINE_MS, MIN_DEADLINE_MS)
-    outcome = within(seconds, lambda: evaluate(payload, call))
-    if outcome is None:
-        detail = f"no decision within the guard's {seconds:g} s deadline"
-        return _denied(reasons.Decision.unverified(reasons.GUARD_TIMEOUT, detail=detail))
+    outcome = evaluate(payload, call)
     decision = _decision(
         outcome.code, outcome.path, outcome.version, outcome.detail, outcome.keys, outcome.shapes
     )
@@ -128,7 +124,7 @@ def _denied(decision: reasons.Decision) -> Output:
 def _denied_input(detail: str) -> Output:
     from plangate.decisions import reasons
 
-    return _denied(reasons.Decision.deny("hook_input", detail=detail))
+    return _denied(reasons.Decision.deny(reasons.HOOK_INPUT, detail=detail))
 
 
 def _owned_read(payload: Payload, tool_input: dict[str, object]) -> Output | None:
@@ -212,18 +208,29 @@ def _entry_too_large(detail: str) -> Output:
     return _denied(reasons.Decision.deny(reasons.ENTRY_TOO_LARGE, detail=detail))
 
 
-def _bad_input(error: HookInputError) -> Output:
-    return _denied_input(error.detail)
-
-
-def _crash(error: BaseException) -> Output:
+def _timed_out(payload: Payload, detail: str) -> Output:
+    """A decision past the deadline: the unverified ``guard_timeout``, logged."""
     from plangate.decisions import reasons
 
-    return _denied(reasons.Decision.deny("installation", detail=type(error).__name__))
+    return _denied(reasons.Decision.unverified(reasons.GUARD_TIMEOUT, detail=detail))
+
+
+POLICY = runtime.Policy(
+    (runtime.PRE_TOOL_USE,),
+    decide,
+    closed=True,
+    bad_input=closed(None),
+    crash=closed(None),
+    large=decide_large,
+    deadline=(DEADLINE_ENV, DEFAULT_DEADLINE_MS, MAX_DEADLINE_MS, MIN_DEADLINE_MS),
+    on_deadline=_timed_out,
+)
+"""Fails closed (``hook_input``, ``installation``); a payload over 64 KiB goes to
+:func:`decide_large`; past the deadline, the unverified ``guard_timeout``."""
 
 
 def main() -> int:
-    return run_hook(decide, on_bad_input=_bad_input, on_crash=_crash, on_large=decide_large)
+    return runtime.run(POLICY)
 
 
 if __name__ == "__main__":

@@ -14,14 +14,12 @@ guard's does; a payload that is not a typed skill is left alone.
 from __future__ import annotations
 
 import os
-import sys
 
-from plangate import jsonio
-from plangate.hook_io.runtime import HookInputError, read_payload
+from plangate.hook_io import runtime
+from plangate.hooks import closed
 
-BLOCK = 2
-EVENT = "UserPromptExpansion"
-CODEX_EVENT = "UserPromptSubmit"
+EVENT = runtime.PROMPT_EXPANSION
+CODEX_EVENT = runtime.PROMPT_SUBMIT
 
 
 def typed_skill(payload: dict[str, object]) -> tuple[str, str] | None:
@@ -41,8 +39,8 @@ def typed_skill(payload: dict[str, object]) -> tuple[str, str] | None:
     return None
 
 
-def decide(payload: dict[str, object]) -> str | None:
-    """The refusal text, or None to let the typed skill through."""
+def decide(payload: dict[str, object]) -> runtime.Answer | None:
+    """The refusal, or None to let the typed skill through."""
     typed = typed_skill(payload)
     if typed is None:
         return None
@@ -69,10 +67,7 @@ def decide(payload: dict[str, object]) -> str | None:
     decision = evaluate.logged(ruling, "typed", version)
     if decision.allowed:
         return None
-    from plangate.decisions import reasons
-
-    assert decision.code is not None
-    return reasons.deny_reason(decision.code, version, decision.detail, ruling.facts)
+    return runtime.Answer(decision, ruling.facts)
 
 
 #: An expansion carries the whole expanded skill text; read whole up to this, else judged
@@ -80,28 +75,26 @@ def decide(payload: dict[str, object]) -> str | None:
 EXPANSION_MAX_BYTES = 16 * 1024 * 1024
 
 
-def main() -> int:
-    payload: dict[str, object] = {}
-    try:
-        try:
-            payload = read_payload(sys.stdin.buffer, EXPANSION_MAX_BYTES)
-        except HookInputError:
-            return 0  # not ours to judge: Claude Code sent no usable expansion
-        reason = decide(payload)
-    except Exception as error:  # noqa: BLE001 - a broken hook blocks, never allows silently
-        from plangate.decisions import log, reasons
+def _unusable(error: BaseException) -> runtime.Result:
+    """Not ours to judge: Claude Code sent no usable expansion. Nothing is printed."""
+    return runtime.SILENT
 
-        decision = reasons.Decision.deny("installation", detail=type(error).__name__)
-        log.append_decision(decision, extra={"event": "typed"})
-        reason = reasons.deny_reason("installation", None, type(error).__name__)
-    if reason is None:
-        sys.stdout.write(jsonio.dumps({}) + "\n")
-        return 0
-    if payload.get("hook_event_name") == CODEX_EVENT:
-        sys.stdout.write(jsonio.dumps({"decision": "block", "reason": reason}) + "\n")
-        return 0
-    sys.stderr.write(reason + "\n")
-    return BLOCK
+
+POLICY = runtime.Policy(
+    (EVENT, CODEX_EVENT),
+    decide,
+    closed=True,
+    max_bytes=EXPANSION_MAX_BYTES,
+    bad_input=_unusable,
+    crash=closed("typed"),
+)
+"""A refusal blocks (Claude Code: the reason on stderr, exit 2; Codex: ``{"decision":
+"block"}``) and so does a crash (``installation``, logged as ``typed``); an unusable payload
+prints nothing and lets the command run. No deadline of its own."""
+
+
+def main() -> int:
+    return runtime.run(POLICY)
 
 
 if __name__ == "__main__":

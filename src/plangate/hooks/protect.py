@@ -10,7 +10,8 @@ protection fails closed.
 
 from __future__ import annotations
 
-from plangate.hook_io.runtime import run_hook
+from plangate.hook_io import runtime
+from plangate.hooks import closed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -24,11 +25,19 @@ def decide(payload: Payload) -> Output:
     return {} if refused is None else refused
 
 
-def main() -> int:
-    from plangate.hooks.closed import handlers
+POLICY = runtime.Policy(
+    (runtime.PRE_TOOL_USE,),
+    decide,
+    closed=True,
+    bad_input=closed("protect"),
+    crash=closed("protect"),
+)
+"""Fails closed (``hook_input``, ``installation``, logged as ``protect``); no deadline of its
+own (no journal is read)."""
 
-    bad_input, crash = handlers("protect")
-    return run_hook(decide, on_bad_input=bad_input, on_crash=crash)
+
+def main() -> int:
+    return runtime.run(POLICY)
 
 
 if __name__ == "__main__":

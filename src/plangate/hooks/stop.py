@@ -4,19 +4,21 @@ Holds the final stop of a session that loaded /plan-ceo-review or /autoplan unti
 meets its gate (``docs/skill-gates.md``); an /autoplan session whose calls went
 unguarded has its stop held once first (:mod:`plangate.audit_hold`). Reads the switches on
 every call: with both gates off it prints ``{}`` and loads nothing else. Always exits 0; a
-gate that breaks records an error marker and lets the stop through.
+gate that breaks records an error marker and lets the stop through
+(:func:`plangate.gates.entry.policy`).
 """
 
 from __future__ import annotations
 
-from plangate.gates.entry import run_gate_hook
+from plangate.gates.entry import policy
 from plangate.gates.gate import STOP
+from plangate.hook_io import runtime
 
 
 def main() -> int:
-    from plangate.audit_hold import AUTOPLAN, run_with_hold
+    from plangate.audit_hold import AUTOPLAN, hold
 
-    return run_with_hold(AUTOPLAN, lambda: run_gate_hook(STOP))
+    return runtime.run(policy(STOP, before=hold(AUTOPLAN)))
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from plangate.journal import chain
+from plangate.journal import chain, codes
 from plangate.journal.codes import base_code
 
 TYPE_CHECKING = False
@@ -18,23 +18,25 @@ if TYPE_CHECKING:
     from plangate.journal import Verdict
 
 REMEDIES = {
-    "agent": "this is a subagent's journal; inspect the parent session's <session>.jsonl instead",
-    "sidechain": "the conversation starts in a subagent (sidechain) record; inspect the parent "
+    codes.AGENT: "this is a subagent's journal; inspect the parent session's <session>.jsonl "
+    "instead",
+    codes.SIDECHAIN: "the conversation starts in a subagent (sidechain) record; inspect the parent "
     "session's journal instead",
-    "malformed": "Claude Code did not write this line whole; keep a copy of the journal and "
+    codes.MALFORMED: "Claude Code did not write this line whole; keep a copy of the journal and "
     "start a new session",
-    "too_large": "one record (often a huge pasted file or tool output) is over 32 MiB; "
+    codes.TOO_LARGE: "one record (often a huge pasted file or tool output) is over 32 MiB; "
     "start a new session and keep large output in files",
-    "identity": "with --layout the path must be <config>/projects/<project>/<session>.jsonl "
+    codes.IDENTITY: "with --layout the path must be <config>/projects/<project>/<session>.jsonl "
     "with no symlink on the way; inspect without --layout to judge the content alone",
-    "competing_root": "two writers appended to this session (two Claude Code windows on one "
+    codes.COMPETING_ROOT: "two writers appended to this session (two Claude Code windows on one "
     "session?); close one and start a new session rather than editing journals by hand",
-    "cycle": "the parent links loop; the file was edited or damaged: start a new session",
-    "foreign_cwd": "pass --project-dir with the folder the session was started in",
-    "unrecognized_shape": "Claude Code wrote a layout plangate does not know yet; report the "
+    codes.CYCLE: "the parent links loop; the file was edited or damaged: start a new session",
+    codes.FOREIGN_CWD: "pass --project-dir with the folder the session was started in",
+    codes.UNRECOGNIZED_SHAPE: "Claude Code wrote a layout plangate does not know yet; report the "
     "detail and the Claude Code version",
-    "rewritten": "the journal changed under the reader; inspect it again once Claude Code is idle",
-    "oversized_invocation": "the records needed in full pass 32 MiB; start a new session",
+    codes.REWRITTEN: "the journal changed under the reader; inspect it again once Claude Code "
+    "is idle",
+    codes.OVERSIZED_INVOCATION: "the records needed in full pass 32 MiB; start a new session",
 }
 MISSING_REMEDY = (
     "nothing is owned yet: wait until Claude Code has written the first response, "

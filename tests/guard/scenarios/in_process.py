@@ -3,7 +3,7 @@
 :class:`testkit.session.SimulatedSession` runs the registered hook command as Claude Code
 does, a process per call, on the real clock (so a 2 s wait for the journal is 2 s). Here the
 scenarios replace that one seam (``run_hook``) for the registered guard command: the hook's
-own entry (:func:`plangate.hook_io.runtime.run_hook` with the PreToolUse hook's ``decide``)
+own entry (:func:`plangate.decisions.runtime.run` with the PreToolUse hook's ``POLICY``)
 runs in this process, in the session's cwd and environment, with the guard's world
 (:mod:`plangate.guard.world`) on a :class:`FakeClock`: the files are real, and the waits pass
 at once. Tests marked ``real_hook``, raw payloads, other commands and payloads the hook
@@ -26,8 +26,8 @@ from contextlib import contextmanager
 from plangate import tuning
 from plangate.guard import calls, world
 from plangate.guard.evaluate import evaluate
+from plangate.hook_io import runtime
 from plangate.hook_io.protocol import PAYLOAD_MAX_BYTES
-from plangate.hook_io.runtime import run_hook
 from plangate.hooks import pre_tool_use
 from testkit.session import SimulatedSession
 from testkit.session.hooks import HookRun
@@ -98,14 +98,7 @@ class InProcessHooks:
         stdout = io.StringIO()
         started = time.monotonic()
         with hook_process_state(run.env, self.session.cwd, fake):
-            run_hook(
-                pre_tool_use.decide,
-                on_bad_input=pre_tool_use._bad_input,
-                on_crash=pre_tool_use._crash,
-                on_large=pre_tool_use.decide_large,
-                stdin=io.BytesIO(run.data),
-                stdout=stdout,
-            )
+            runtime.run(pre_tool_use.POLICY, stdin=io.BytesIO(run.data), stdout=stdout)
             if during is None and isinstance(payload, dict):
                 self._check_cold(payload, logged, stdout.getvalue())
         if fake.on_sleep is not None:
