@@ -1,8 +1,11 @@
-"""An injected monotonic clock for tests of code that takes one (no timed assertions)."""
+"""An injected monotonic clock for tests of code that takes one (no timed assertions), and
+the read seam (:mod:`plangate.journal.world`) on it."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+
+from plangate.journal.world import World
 
 
 class FakeClock:
@@ -27,3 +30,21 @@ class FakeClock:
     @property
     def elapsed(self) -> float:
         return self.now - self.start
+
+    def world(self) -> ClockWorld:
+        """The operating system's files on this clock."""
+        return ClockWorld(self)
+
+
+class ClockWorld(World):
+    """The real files; the time a :class:`FakeClock`'s (a test subclasses it to count or
+    change reads)."""
+
+    def __init__(self, fake: FakeClock) -> None:
+        self.fake = fake
+
+    def clock(self) -> float:
+        return self.fake()
+
+    def sleep(self, seconds: float) -> None:
+        self.fake.sleep(seconds)

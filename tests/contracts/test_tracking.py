@@ -11,6 +11,7 @@ import pytest
 
 from plangate.contracts import bash_writes, evaluate, state
 from plangate.contracts.tracking import RunTracker
+from plangate.journal.verdict import Verdict
 from testkit.journals import use_id
 from tests.contracts.conftest import FEATURE, REQUIREMENTS, Project, project, spec_json
 
@@ -152,16 +153,17 @@ def test_a_first_phase_entry_keeps_its_windowed_read(
     bulk(project, 40)
     entry(project, monkeypatch, "kiro-spec-init")  # indexes the journal
     bulk(project, 3)
-    from plangate.journal.reader import read_journal as real  # what evaluate calls
+    from plangate.journal.world import World  # what evaluate reads through
 
+    real = World.read_journal
     reads: list[bool] = []
 
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        verdict = real(*args, **kwargs)
+    def counted(self: World, path: str, **options: Any) -> Verdict:
+        verdict = real(self, path, **options)
         reads.append(verdict.window is not None)
         return verdict
 
-    monkeypatch.setattr(evaluate, "read_journal", counted)
+    monkeypatch.setattr(World, "read_journal", counted)
     windowed, whole = entry(project, monkeypatch, "kiro-spec-init")
     assert windowed == whole == (None, "init", "", [])
     assert reads == [True, False]  # the windowed read alone, then the fold-off full read

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from plangate.gates import stop_hook
+from plangate.journal.world import World
 from testkit.clock import FakeClock
 from testkit.journals import Journal, use_id
 
@@ -93,11 +94,13 @@ class Env:
         self, clock: FakeClock, payload: dict[str, Any], **environ: str
     ) -> dict[str, Any]:
         """:meth:`decide` (a Stop) with the gate's deadline on an injected clock."""
+        return self.decide_in(clock.world(), payload, **environ)
+
+    def decide_in(self, world: World, payload: dict[str, Any], **environ: str) -> dict[str, Any]:
+        """:meth:`decide` (a Stop) reading through ``world`` (:mod:`plangate.journal.world`)."""
         env = dict(self.environ)
         env.update(environ)
-        return stop_hook.decide(
-            payload, "Stop", environ=env, stderr=io.StringIO(), clock=clock, sleep=clock.sleep
-        )
+        return stop_hook.decide(payload, "Stop", environ=env, stderr=io.StringIO(), world=world)
 
     def record(self, session: str) -> dict[str, Any]:
         path = self.state / "skill-gates" / session / "record.json"

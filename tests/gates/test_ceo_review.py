@@ -13,7 +13,8 @@ import pytest
 
 from plangate.gates import markers as mk
 from plangate.gates import timing
-from testkit.clock import FakeClock
+from plangate.journal.verdict import Verdict
+from testkit.clock import ClockWorld, FakeClock
 from testkit.journals import use_id
 from tests.gates.conftest import (
     RANKED,
@@ -509,20 +510,16 @@ def test_arming_deletes_session_folders_untouched_for_seven_days(env: Env) -> No
     assert env.has_record(journal.session_id)
 
 
-def test_the_settle_wait_reads_an_unchanged_transcript_once(
-    env: Env, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_settle_wait_reads_an_unchanged_transcript_once(env: Env) -> None:
     """A long journal costs its read every time: while nothing is written, the settle loop
     judges the read it has; a line written makes it read again."""
-    from plangate.journal.reader import read_journal as real
-
     reads: list[str] = []
 
-    def counted(path: str, **options: Any) -> Any:
-        reads.append(path)
-        return real(path, **options)
+    class Counted(ClockWorld):
+        def read_journal(self, path: str, **options: Any) -> Verdict:
+            reads.append(path)
+            return super().read_journal(path, **options)
 
-    monkeypatch.setattr("plangate.gates.transcript.read_journal", counted)
     journal = ceo_session(env)
     journal.text("Old text.")
     path = env.write(journal)
@@ -535,7 +532,7 @@ def test_the_settle_wait_reads_an_unchanged_transcript_once(
             journal.append_new(path, count)
 
     clock = FakeClock(late)
-    output = env.decide_on(clock, payload, PLANGATE_SKILL_GATE_DEADLINE_MS="1000")
+    output = env.decide_in(Counted(clock), payload, PLANGATE_SKILL_GATE_DEADLINE_MS="1000")
     assert output["decision"] == "block"
     assert clock.sleeps >= 9  # it waited the whole settle budget
     assert len(reads) == 2  # the first read, and one after the line was written

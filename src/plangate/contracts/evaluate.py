@@ -8,7 +8,6 @@ and texts) and one line of the guard's decision log, with the workflow and the p
 from __future__ import annotations
 
 import os
-import time
 
 from plangate import locations
 from plangate.contracts import (
@@ -26,10 +25,9 @@ from plangate.decisions import contract_codes as codes
 from plangate.decisions import log, reasons
 from plangate.hook_io import protocol
 from plangate.journal.codes import IDENTITY
-from plangate.journal.owners import project_owners
-from plangate.journal.reader import read_journal
 from plangate.journal.settle import Settle
 from plangate.journal.verdict import ERROR, Verdict
+from plangate.journal.world import OS
 from plangate.tuning import setting
 
 TYPE_CHECKING = False
@@ -42,6 +40,7 @@ if TYPE_CHECKING:
     from plangate.journal.events import Event
     from plangate.journal.records import Record
     from plangate.journal.window import Tracker
+    from plangate.journal.world import World
 
 FILE_FACTS = (None, codes.CONTRACT_PHASE_ORDER, codes.CONTRACT_ARTIFACT)
 """Rulings the files alone prove, journal or not (the first call of a session, before
@@ -180,6 +179,7 @@ def read_events(
     project: str,
     tracker: Tracker | None = None,
     settle: float | None = None,
+    world: World = OS,
 ) -> Read:
     """The live chain's events; with ``tracker`` an indexed read reloads only the records
     from the session's first workflow call on (:mod:`.tracking`). A tool call's read waits (at most
@@ -187,7 +187,7 @@ def read_events(
     record asynchronously, and until then the newest record may be on a branch the person
     rewound away (a rewound approval would count). Still behind then, it decides on what is
     written. With ``settle`` (a monotonic deadline) it waits, until then, for the call itself
-    (:func:`settles`)."""
+    (:func:`settles`). The history, the clock and the waits are ``world``'s."""
     transcript = payload.get("transcript_path")
     session = payload.get("session_id")
     if not isinstance(transcript, str) or not isinstance(session, str):
@@ -196,19 +196,17 @@ def read_events(
     tool_use_id = value if isinstance(value, str) else None
     # A subagent's call is journaled in the subagent's file, never on the main chain.
     waits = tool_use_id is not None and payload.get("agent_id") is None
-    until = time.monotonic() + JOURNAL_WAIT_SECONDS if settle is None else settle
-    wait = Settle(until)
+    until = world.clock() + JOURNAL_WAIT_SECONDS if settle is None else settle
+    wait = Settle(until, world.clock, world.sleep)
     codex = codex_payload(payload)
     while True:
         if codex:
-            from plangate.journal.codex import read_rollout  # Codex CLI's session history
-
-            verdict = read_rollout(transcript, session_id=session)
+            verdict = world.read_rollout(transcript, session_id=session)
         else:
-            verdict = read_journal(
+            verdict = world.read_journal(
                 transcript,
                 session_id=session,
-                owners=project_owners(project),
+                owners=world.project_owners(project),
                 config_dir=locations.claude_config_dir(),
                 select=select,
                 tool_use_id=tool_use_id,
@@ -223,7 +221,7 @@ def read_events(
             break
         if not wait.again():
             break
-    if verdict.status == ERROR and verdict.reason == IDENTITY and not os.path.lexists(transcript):
+    if verdict.status == ERROR and verdict.reason == IDENTITY and not world.lexists(transcript):
         # A new session's first prompt: Claude Code has not made the journal's folder yet.
         # No journal holds no approval, as when the file alone is not written yet.
         return Read([], None, None)
@@ -252,6 +250,7 @@ def session_of(
     whole: bool = True,
     settle: float | None = None,
     full: bool = False,
+    world: World = OS,
 ) -> tuple[state.Session, Read]:
     """The fold of the live chain for a phase entry. A windowed read is kept only when a
     workflow run begins inside its window: everything before that beginning is dropped by
@@ -261,12 +260,13 @@ def session_of(
     workflow's first phase: no earlier phase to check, no approval to look for).
     ``settle``: :func:`read_events`'s. ``full``: the whole session, never a window (the
     person's turns before the conversation's first workflow call may approve a phase of the
-    instance an earlier conversation left: :func:`unwindowed`)."""
+    instance an earlier conversation left: :func:`unwindowed`). ``world``: what it reads
+    through (:mod:`plangate.journal.world`)."""
     tracker = None if full else tracker_for(contracts, cwd, project)
-    read = read_events(payload, project, tracker, settle)
+    read = read_events(payload, project, tracker, settle, world)
     session = _fold(payload, read, contracts, cwd, project)
     if whole and read.windowed and session.contract is None:
-        read = read_events(payload, project, settle=settle)
+        read = read_events(payload, project, settle=settle, world=world)
         session = _fold(payload, read, contracts, cwd, project)
     progress.carry(session, contracts, project, payload.get("session_id"))
     return session, read
@@ -414,7 +414,7 @@ def invalid_ruling(broken: list[discovery.Found], skill: str) -> rules.Ruling | 
 
 
 def entry_ruling(
-    payload: dict[str, Any], skill: str, args: str, event: str
+    payload: dict[str, Any], skill: str, args: str, event: str, world: World = OS
 ) -> tuple[rules.Ruling, str | None] | None:
     """The ruling on starting ``skill`` (None: no contract covers it)."""
     project = project_dir(payload)
@@ -428,16 +428,23 @@ def entry_ruling(
         return None  # a helper skill of the workflow: no phase starts
     cwd = str(payload.get("cwd") or project)
     first = contract.index(phase.name) == 0  # rules.entry checks only the earlier phases
-    session, read = session_of(payload, project, found.contracts, cwd, whole=not first)
+    session, read = session_of(payload, project, found.contracts, cwd, whole=not first, world=world)
     values = state.bind(contract, args) if phase.binds else {}
     ruling = _entry(contract, phase, session, project, values, read)
     full = unwindowed(ruling, read)
     if full:
-        session, read = session_of(payload, project, found.contracts, cwd, full=True)
+        session, read = session_of(payload, project, found.contracts, cwd, full=True, world=world)
         ruling = _entry(contract, phase, session, project, values, read)
     if settles(ruling, read):
         session, read = session_of(
-            payload, project, found.contracts, cwd, whole=not first, settle=read.until, full=full
+            payload,
+            project,
+            found.contracts,
+            cwd,
+            whole=not first,
+            settle=read.until,
+            full=full,
+            world=world,
         )
         ruling = _entry(contract, phase, session, project, values, read)
     ruling = untrusted_ruling(payload, session, read, ruling)
@@ -466,7 +473,7 @@ def _entry(
     return ruling
 
 
-def call_entry(payload: dict[str, Any]) -> Output:
+def call_entry(payload: dict[str, Any], world: World = OS) -> Output:
     """A Read or an Agent call (or a shell command reading an entry skill's ``SKILL.md``):
     refused when it enters a phase too early (the phase's ``reads`` and ``agents``), decided
     and logged as a Skill call's entry is."""
@@ -486,7 +493,9 @@ def call_entry(payload: dict[str, Any]) -> Output:
     settle: float | None = None
     full = False
     while True:
-        session, read = session_of(payload, project, found.contracts, cwd, settle=settle, full=full)
+        session, read = session_of(
+            payload, project, found.contracts, cwd, settle=settle, full=full, world=world
+        )
         known = {session.contract.name: session.values} if session.contract is not None else {}
         hit = entries.entered_by(found.contracts, tool, data, cwd, project, known)
         if hit is None:
@@ -508,15 +517,15 @@ def call_entry(payload: dict[str, Any]) -> Output:
     return decision.output(ruling.facts)
 
 
-def shell_call(payload: dict[str, Any], paths: list[str]) -> Output:
+def shell_call(payload: dict[str, Any], paths: list[str], world: World = OS) -> Output:
     """A shell command that may read an entry skill's ``SKILL.md`` (Codex CLI's start of a
     skill, :func:`.entries.entered_by`) and writes ``paths``: decided as a phase entry
     first; a refused entry refuses the command, otherwise its writes are decided."""
-    output = call_entry(payload)
+    output = call_entry(payload, world)
     decided = output.get("hookSpecificOutput")
     if isinstance(decided, dict) and decided.get("permissionDecision") == protocol.DENY:
         return output
-    return pre_tool_use(payload, paths) if paths else output
+    return pre_tool_use(payload, paths, world) if paths else output
 
 
 def broken_entry(
@@ -581,8 +590,8 @@ def _id(payload: dict[str, Any]) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def pre_tool_use(payload: dict[str, Any], paths: list[str] | None) -> Output:
-    """A Skill call (``paths`` None) or a write of ``paths``."""
+def pre_tool_use(payload: dict[str, Any], paths: list[str] | None, world: World = OS) -> Output:
+    """A Skill call (``paths`` None) or a write of ``paths``, read through ``world``."""
     tool = str(payload.get("tool_name"))
     tool_input = payload.get("tool_input")
     data: dict[str, Any] = tool_input if isinstance(tool_input, dict) else {}
@@ -591,7 +600,7 @@ def pre_tool_use(payload: dict[str, Any], paths: list[str] | None) -> Output:
         if not isinstance(name, str):
             return {}
         args = data.get("args")
-        found = entry_ruling(payload, name, args if isinstance(args, str) else "", "entry")
+        found = entry_ruling(payload, name, args if isinstance(args, str) else "", "entry", world)
         if found is None:
             return {}
         ruling, version = found
@@ -607,7 +616,7 @@ def pre_tool_use(payload: dict[str, Any], paths: list[str] | None) -> Output:
     texts: dict[str, str] | None = None
     settle: float | None = None
     while True:
-        read = read_events(payload, project, tracker_for(contracts, cwd, project), settle)
+        read = read_events(payload, project, tracker_for(contracts, cwd, project), settle, world)
         if read.problem is not None:
             names = ",".join(c.name for c in contracts)
             unread = rules.Ruling(None, names, "")

@@ -26,6 +26,7 @@ from plangate.gates.errors import GATE_TIMEOUT, GATE_TRANSCRIPT, GateError, Gate
 from plangate.gates.gate import STOP, SUBAGENT_STOP, Gate
 from plangate.gates.judgement import Judgement
 from plangate.gates.timing import Deadline, deadline_ms
+from plangate.journal.world import OS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from plangate.contracts.state import Invocation
     from plangate.gates.transcript import View
     from plangate.hook_io.protocol import Output
+    from plangate.journal.world import World
 
 HOOK = "contract-gate"
 SWITCH_PREFIX = "contract:"
@@ -200,7 +202,7 @@ def _queued_pairs(view: View, path: str) -> set[int]:
 
 
 def _refused(
-    error: GateError, path: str, session: str, contracts: list[Contract]
+    error: GateError, path: str, session: str, contracts: list[Contract], world: World
 ) -> Judgement | None:
     """The held stop for a journal the reader refused for a shape Claude Code never writes,
     in a session marked active in one of ``contracts`` (None: the error stands)."""
@@ -208,9 +210,7 @@ def _refused(
     contract = next((c for c in contracts if c.name == workflow), None)
     if error.code != GATE_TRANSCRIPT or contract is None:
         return None
-    from plangate.journal.reader import read_journal
-
-    verdict = read_journal(path, session_id=session)
+    verdict = world.read_journal(path, session_id=session)
     if not untrusted.refused_reason(verdict.reason):
         return None
     return _untrusted(contract, untrusted.refusal_detail(str(verdict.reason)))
@@ -222,7 +222,9 @@ def decide(
     *,
     stderr: TextIO | None = None,
     alarm: Callable[[float], object] | None = None,
+    world: World = OS,
 ) -> Output:
+    """A contract's stop gate on this stop, reading and waiting through ``world``."""
     env = dict(os.environ)
     project = evaluate.project_dir(payload)
     contracts = [
@@ -246,7 +248,7 @@ def decide(
         return {}
     outcome = stop_hook.Outcome()
     scope = f"agent:{agent or 'unknown'}" if subagent else "main"
-    deadline = Deadline(deadline_ms(env))
+    deadline = Deadline(deadline_ms(env), world=world)
     cancel = alarm(deadline.seconds) if alarm is not None else None
     errors: list[tuple[Gate, GateError]] = []
     judgements: list[Judgement] = []
@@ -279,7 +281,7 @@ def decide(
         timeout = GateError(GATE_TIMEOUT, f"the {deadline.seconds:g} s deadline passed")
         errors = [(gate, timeout) for gate in gates]
     except GateError as error:
-        held = None if subagent else _refused(error, transcript, session, contracts)
+        held = None if subagent else _refused(error, transcript, session, contracts, world)
         if held is not None:
             judgements.append(held)
         else:

@@ -33,6 +33,7 @@ from plangate.gates.timing import Deadline, deadline_ms, utc_timestamp
 from plangate.hook_io.protocol import block_stop, no_decision
 from plangate.journal.events import ToolUse
 from plangate.journal.identity import valid_session_id
+from plangate.journal.world import OS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from plangate.gates.transcript import View
     from plangate.hook_io.protocol import Output, Payload
     from plangate.journal.events import Event
+    from plangate.journal.world import World
 
 BLOCK_CAP = 3
 UNKNOWN_SESSION = "unknown"
@@ -99,13 +101,12 @@ def decide(
     environ: Mapping[str, str] | None = None,
     stderr: TextIO | None = None,
     alarm: Callable[[float], object] | None = None,
-    clock: Callable[[], float] | None = None,
-    sleep: Callable[[float], None] | None = None,
+    world: World = OS,
 ) -> Output:
     """The hook output for one call. Never raises an :class:`Exception`.
 
-    ``clock`` and ``sleep`` replace the real monotonic clock and ``time.sleep`` for the
-    deadline and the settle loop (tests inject them; :class:`.timing.Deadline`)."""
+    ``world`` is what the gates read and the time they run on (:mod:`plangate.journal.world`:
+    the deadline, the transcript's reads and the settle loop; tests inject a clock)."""
     env = dict(os.environ if environ is None else environ)
     state_root = state_root_of(env)
     on, broken = switches(event, env, state_root)
@@ -121,8 +122,7 @@ def decide(
         return finish(outcome, state_root, stderr)
     assert isinstance(session, str)
     try:
-        timer = Timer(clock, sleep)
-        _decide(payload, event, session, on, broken, env, state_root, outcome, alarm, timer)
+        _decide(payload, event, session, on, broken, env, state_root, outcome, alarm, world)
     except Exception as error:  # noqa: BLE001 - a broken gate lets the stop through
         failure = GateError(GATE_UNEXPECTED, f"{type(error).__name__}: {error}"[:200])
         agent = payload.get("agent_id")
@@ -135,23 +135,6 @@ def decide(
             outcome,
         )
     return finish(outcome, state_root, stderr)
-
-
-class Timer:
-    """The clock and sleep a call's deadline runs on: the real ones unless given."""
-
-    __slots__ = ("clock", "sleep")
-
-    def __init__(
-        self, clock: Callable[[], float] | None, sleep: Callable[[float], None] | None
-    ) -> None:
-        self.clock = clock
-        self.sleep = sleep
-
-    def deadline(self, milliseconds: int) -> Deadline:
-        if self.clock is None or self.sleep is None:
-            return Deadline(milliseconds)
-        return Deadline(milliseconds, clock=self.clock, sleep=self.sleep)
 
 
 def state_root_of(environ: Mapping[str, str]) -> str:
@@ -194,7 +177,7 @@ def _decide(
     state_root: str,
     outcome: Outcome,
     alarm: Callable[[float], object] | None,
-    timer: Timer,
+    seen: World,
 ) -> None:
     errors: list[tuple[Gate, GateError]] = list(broken)
     ctx = _context(payload, event, session, env, state_root)
@@ -213,7 +196,7 @@ def _decide(
     if not on:
         _record_errors(session, errors, event, ctx.agent_id, state_root, outcome)
         return
-    deadline = timer.deadline(deadline_ms(env))
+    deadline = Deadline(deadline_ms(env), world=seen)
     scope = f"agent:{ctx.agent_id or 'unknown'}" if subagent else "main"
     judgements: list[Judgement] = []
     matched: int | None = None

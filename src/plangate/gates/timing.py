@@ -9,10 +9,11 @@ import os
 import time
 
 from plangate.gates.errors import GATE_TIMEOUT, GateError
+from plangate.journal.world import OS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from plangate.journal.world import World
 
 DEADLINE_ENV = "PLANGATE_SKILL_GATE_DEADLINE_MS"
 DEFAULT_DEADLINE_MS = 5000
@@ -42,23 +43,17 @@ def deadline_ms(environ: dict[str, str] | None = None) -> int:
 class Deadline:
     """A monotonic deadline; :meth:`check` raises ``GATE_TIMEOUT`` once it has passed.
 
-    ``clock`` and ``sleep`` are the time the gate runs on (the real monotonic clock unless a
-    test injects one): the deadline and the transcript's settle loop both use them."""
+    ``world`` (:mod:`plangate.journal.world`) is what the gate reads and the time it runs on
+    (the operating system's unless a test injects a clock): the deadline, the transcript's
+    reads and its settle loop all use it."""
 
-    __slots__ = ("seconds", "start", "end", "clock", "sleep")
+    __slots__ = ("seconds", "start", "end", "world", "clock")
 
-    def __init__(
-        self,
-        milliseconds: int,
-        start: float | None = None,
-        *,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
-    ) -> None:
-        self.clock = clock
-        self.sleep = sleep
+    def __init__(self, milliseconds: int, start: float | None = None, *, world: World = OS) -> None:
+        self.world = world
+        self.clock = world.clock
         self.seconds = milliseconds / 1000.0
-        self.start = clock() if start is None else start
+        self.start = world.clock() if start is None else start
         self.end = self.start + self.seconds
 
     def remaining(self) -> float:

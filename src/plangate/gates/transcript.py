@@ -5,7 +5,9 @@ gate re-reads the transcript every 50 ms until it holds the stop's ``last_assist
 (as the last assistant text, after the text the previous stop of the same scope matched), for
 at most 2 seconds or half the deadline, and then judges what is there.
 
-The session transcript goes through :func:`plangate.journal.read_journal`. A subagent's own
+Every read, every look at a file and the wait go through the deadline's world
+(:mod:`plangate.journal.world`; a test injects its clock). The session transcript goes
+through the world's ``read_journal`` (Codex's rollout, its ``read_rollout``). A subagent's own
 transcript (``agent_transcript_path``) holds only sidechain records, which the session reader
 refuses by design; :func:`read_agent` reads it line by line with the same event builder.
 Hook path: standard library only.
@@ -21,16 +23,18 @@ from plangate.gates.errors import GATE_TRANSCRIPT, GateError
 from plangate.journal import codes
 from plangate.journal.building import EventBuilder, clean_bash_result
 from plangate.journal.events import AssistantText, Event, HumanTurn, ToolResult, ToolUse
-from plangate.journal.reader import ERROR, READY, read_journal
+from plangate.journal.reader import ERROR, READY
 from plangate.journal.records import Record
 from plangate.journal.scan import ScanRefusal, parse_line
 from plangate.journal.settle import Settle
+from plangate.journal.world import OS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
     from plangate.gates.timing import Deadline
+    from plangate.journal.world import World
 
 AGENT_MAX_BYTES = 32 * 1024 * 1024
 
@@ -100,7 +104,10 @@ def _needed(ordered: list[Record], armed: Callable[[list[Event]], bool] | None) 
 
 
 def read_main(
-    path: str, session_id: str, armed: Callable[[list[Event]], bool] | None = None
+    path: str,
+    session_id: str,
+    armed: Callable[[list[Event]], bool] | None = None,
+    world: World = OS,
 ) -> tuple[View, list[Record]]:
     """One read of the session transcript; ``GATE_TRANSCRIPT`` when the reader refuses it.
 
@@ -113,7 +120,7 @@ def read_main(
         captured.append(ordered)
         return list(_needed(ordered, armed))
 
-    verdict = read_journal(path, session_id=session_id, select=select)
+    verdict = world.read_journal(path, session_id=session_id, select=select)
     view.exists = verdict.exists
     view.version = verdict.claude_code_version
     if verdict.status == ERROR:
@@ -124,7 +131,9 @@ def read_main(
     return view, captured[0] if captured else []
 
 
-def _session_fields(path: str, ordered: list[Record], events: list[Event]) -> dict[str, object]:
+def _session_fields(
+    path: str, ordered: list[Record], events: list[Event], world: World
+) -> dict[str, object]:
     """``entrypoint`` and ``promptSource`` of the latest typed turn's record (one line read)."""
     turn = next((e for e in reversed(events) if isinstance(e, HumanTurn)), None)
     if turn is None:
@@ -133,22 +142,24 @@ def _session_fields(path: str, ordered: list[Record], events: list[Event]) -> di
     if record is None:
         return {}
     try:
-        with open(path, "rb") as stream:
-            stream.seek(record.offset)
-            data = stream.read(record.length)
+        descriptor = world.open_journal(path)
+        try:
+            data = os.pread(descriptor, record.length, record.offset)
+        finally:
+            os.close(descriptor)
         raw = jsonio.loads(data.decode("utf-8"))
     except (OSError, UnicodeDecodeError, jsonio.JSONError):
         return {}
     return raw if isinstance(raw, dict) else {}
 
 
-def read_agent(path: str, agent_id: str | None) -> View:
+def read_agent(path: str, agent_id: str | None, world: World = OS) -> View:
     """One read of a subagent's transcript: its complete lines, in file order."""
     view = View(path)
-    # Non-blocking: a FIFO named like a transcript is refused, never waited on.
-    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+    # Non-blocking (World.open_journal): a FIFO named like a transcript is refused, never
+    # waited on.
     try:
-        descriptor = os.open(path, flags)
+        descriptor = world.open_journal(path)
     except FileNotFoundError:
         return view
     except OSError as error:
@@ -214,7 +225,8 @@ def settled(
 ) -> tuple[View, bool]:
     """Read until the transcript holds the stop's message or the settle budget is spent
     (on the deadline's clock)."""
-    wait = Settle.within(deadline.settle_budget, deadline.clock, deadline.sleep)
+    world = deadline.world
+    wait = Settle.within(deadline.settle_budget, world.clock, world.sleep)
     while True:
         try:
             view = read()
@@ -254,11 +266,13 @@ def read_session(
     holder: list[list[Record]] = []
     last: list[tuple[tuple[int, int, int, int], View]] = []
 
+    world = deadline.world
+
     def read() -> View:
-        stamp = _stamp(path)
+        stamp = _stamp(path, world)
         if stamp is not None and last and last[0][0] == stamp:
             return last[0][1]
-        view, ordered = read_main(path, session_id, armed)
+        view, ordered = read_main(path, session_id, armed, world)
         holder[:] = [ordered]
         last[:] = [(stamp, view)] if stamp is not None else []
         return view
@@ -266,7 +280,7 @@ def read_session(
     view, done = settled(read, last_message, after, deadline)
     if not view.exists:
         raise GateError(GATE_TRANSCRIPT, "the transcript does not exist")
-    fields = _session_fields(path, holder[0] if holder else [], view.events)
+    fields = _session_fields(path, holder[0] if holder else [], view.events, world)
     entrypoint, source = fields.get("entrypoint"), fields.get("promptSource")
     view.entrypoint = entrypoint if isinstance(entrypoint, str) else None
     view.prompt_source = source if isinstance(source, str) else None
@@ -279,10 +293,12 @@ def read_codex(
     """Codex CLI's settled session history (:mod:`plangate.journal.codex`), as a view: who
     answers the session is its ``session_meta`` ``source`` (``exec`` is headless, as
     ``claude -p`` is; the terminal UI is a person's)."""
-    from plangate.journal.codex import read_rollout, started_by
+    from plangate.journal.codex import started_by
+
+    world = deadline.world
 
     def read() -> View:
-        verdict = read_rollout(path, session_id=session_id)
+        verdict = world.read_rollout(path, session_id=session_id)
         if verdict.status == ERROR:
             raise GateError(GATE_TRANSCRIPT, f"{verdict.reason}: {verdict.detail}")
         view = View(path)
@@ -298,10 +314,10 @@ def read_codex(
     return view, done
 
 
-def _stamp(path: str) -> tuple[int, int, int, int] | None:
+def _stamp(path: str, world: World) -> tuple[int, int, int, int] | None:
     """What tells the file apart from the one last read, taken before it is read again."""
     try:
-        info = os.stat(path)
+        info = world.stat(path)
     except OSError:
         return None
     return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns
@@ -314,4 +330,5 @@ def read_subagent(
     after: int | None,
     deadline: Deadline,
 ) -> tuple[View, bool]:
-    return settled(lambda: read_agent(path, agent_id), last_message, after, deadline)
+    world = deadline.world
+    return settled(lambda: read_agent(path, agent_id, world), last_message, after, deadline)
