@@ -48,8 +48,9 @@ LAYERS: list[set[str]] = [
     },
     # readers and formats
     {"journal", "plan", "autoplan"},
-    # what every hook decides with: the code table, a decision, its hook output and log line
-    {"decisions"},
+    # what every hook decides with: the code table, a decision, its hook output and log line;
+    # the one driver every workflow's decision runs on
+    {"decisions", "engine"},
     # what decides in a hook, and what reads many journals
     {"guard", "gates", "journal_survey", "contracts", "agent_session", "protect"},
     # the agents, and the real CLI offline

@@ -9,7 +9,6 @@ does) twice: going on from the journal index the previous slice's decision saved
 
 from __future__ import annotations
 
-import functools
 import json
 from pathlib import Path
 
@@ -17,9 +16,8 @@ import pytest
 
 from plangate import tuning
 from plangate.guard import calls
-from plangate.guard import evaluate as evaluate_module
+from plangate.guard import observe as observe_module
 from plangate.guard.evaluate import evaluate
-from plangate.guard.observe import observe
 from testkit.envelope import journal_path
 from tests import corpus
 
@@ -54,7 +52,7 @@ def test_indexed_decisions_equal_cold_ones_as_a_real_journal_grows(
     monkeypatch.setenv("PLANGATE_STATE_ROOT", str(tmp_path / "state"))
     # A slice that ends with a call waiting for its result would make the guard wait for
     # the journal to catch up; here nothing will, so it looks once.
-    monkeypatch.setattr(evaluate_module, "observe", functools.partial(observe, deadline=0.0))
+    monkeypatch.setattr(observe_module, "DEADLINE_SECONDS", 0.0)
     driver = str(config / "skills" / "autoplan" / "sections" / "ceo-phase.md")
     call = calls.classify("Read", {"file_path": driver}, cwd)
     assert call is not None

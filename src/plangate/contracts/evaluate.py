@@ -1,5 +1,11 @@
-"""One hook call from payload to decision: which contracts apply, the journal, the fold, the
-rules, the decision log. Imported by the contract hooks only once a call may be covered.
+"""One hook call from payload to decision: which contracts apply, then the workflow contracts
+as workflows on the engine (:mod:`plangate.engine`: read through the world, settle, fold,
+rules, another pass by the contracts' policy), the decision log. Imported by the contract
+hooks only once a call may be covered.
+
+:class:`HistoryRead` is the contracts' read and settle, :class:`ContractWorkflow` their fold
+and policy; :class:`SkillEntry`, :class:`CallEntry` and :class:`Edit` their rules for a
+phase's entry by a skill, by a Read or Agent call, and for a write.
 
 Every decision becomes a :class:`plangate.decisions.reasons.Decision` (the guard's dispositions
 and texts) and one line of the guard's decision log, with the workflow and the phase.
@@ -9,7 +15,7 @@ from __future__ import annotations
 
 import os
 
-from plangate import locations
+from plangate import engine, locations
 from plangate.contracts import (
     compiled,
     contents,
@@ -23,6 +29,7 @@ from plangate.contracts import (
 from plangate.contracts.tracking import RunTracker
 from plangate.decisions import contract_codes as codes
 from plangate.decisions import log, reasons
+from plangate.engine import WAIT, Again, Workflow
 from plangate.hook_io import protocol
 from plangate.journal.codes import IDENTITY
 from plangate.journal.settle import Settle
@@ -174,6 +181,114 @@ def codex_payload(payload: dict[str, Any]) -> bool:
     )
 
 
+class Pass:
+    """A contract decision's pass (an attempt of :mod:`plangate.engine`): ``full``, the whole
+    session, never a window (:func:`unwindowed`); ``whole_now``, this pass's read is whole
+    because the window held no workflow run (the policy still counts it windowed);
+    ``settle``, None: wait (at most :data:`JOURNAL_WAIT_SECONDS`) while the journal is
+    behind the call; a monotonic deadline: wait until then for the call itself
+    (:func:`settles`)."""
+
+    __slots__ = ("full", "settle", "whole_now")
+
+    def __init__(
+        self, full: bool = False, settle: float | None = None, whole_now: bool = False
+    ) -> None:
+        self.full = full
+        self.settle = settle
+        self.whole_now = whole_now
+
+
+class HistoryRead(Workflow):
+    """The contracts' read and settle (steps 1 and 2 of :mod:`plangate.engine`): the live
+    chain's events, read through the world; with a tracker (:meth:`tracker_of`) an indexed
+    read reloads only the records from the session's first workflow call on
+    (:mod:`.tracking`). A tool call's read waits while the journal is behind it: Claude Code
+    writes a prompt's record asynchronously, and until then the newest record may be on a
+    branch the person rewound away (a rewound approval would count). Still behind at the
+    bound, it decides on what is written. A pass with ``settle`` waits, until then, for the
+    call itself (:func:`settles`)."""
+
+    def __init__(self, payload: dict[str, Any], project: str, tracker: Tracker | None = None):
+        self.payload = payload
+        self.project = project
+        self.tracker = tracker
+        value = payload.get("tool_use_id")
+        self.tool_use_id = value if isinstance(value, str) else None
+        # A subagent's call is journaled in the subagent's file, never on the main chain.
+        self.waits = self.tool_use_id is not None and payload.get("agent_id") is None
+        self.codex = codex_payload(payload)
+        self.world: World = OS
+        self.pass_tracker: Tracker | None = None
+        self.wait = Settle(0.0)
+        self.until = 0.0
+
+    def tracker_of(self, attempt: Pass) -> Tracker | None:
+        """The tracker a pass reads with (None: the whole session)."""
+        return self.tracker
+
+    def begin(self, world: World, attempt: Pass) -> Settle:
+        self.world = world
+        self.pass_tracker = self.tracker_of(attempt)
+        settle = attempt.settle
+        self.until = world.clock() + JOURNAL_WAIT_SECONDS if settle is None else settle
+        self.wait = Settle(self.until, world.clock, world.sleep)
+        return self.wait
+
+    def read(self, world: World, attempt: Pass) -> Verdict | None:
+        transcript = self.payload.get("transcript_path")
+        session = self.payload.get("session_id")
+        if not isinstance(transcript, str) or not isinstance(session, str):
+            return None
+        if self.codex:
+            return world.read_rollout(transcript, session_id=session)
+        return world.read_journal(
+            transcript,
+            session_id=session,
+            owners=world.project_owners(self.project),
+            config_dir=locations.claude_config_dir(),
+            select=select,
+            tool_use_id=self.tool_use_id,
+            index_dir=os.path.join(locations.state_root(), INDEX_DIR),
+            tracker=self.pass_tracker,
+        )
+
+    def caught_up(self, verdict: Verdict | None, attempt: Pass, wait: Settle) -> Read | str:
+        if verdict is None:
+            return Read([], None, "the payload names no journal")
+        if verdict.status == ERROR or not self.waits:
+            return self.behind(verdict, attempt)
+        tool_use_id = str(self.tool_use_id)
+        if attempt.settle is None and not _behind(verdict, tool_use_id):
+            return self.behind(verdict, attempt)
+        if attempt.settle is not None and _journaled(verdict, tool_use_id):
+            return self.behind(verdict, attempt)
+        return WAIT
+
+    def behind(self, last: Verdict | None, attempt: Pass) -> Read:
+        """The read as it is, caught up or not."""
+        verdict = last
+        if verdict is None:
+            return Read([], None, "the payload names no journal")
+        transcript = str(self.payload.get("transcript_path"))
+        if (
+            verdict.status == ERROR
+            and verdict.reason == IDENTITY
+            and not self.world.lexists(transcript)
+        ):
+            # A new session's first prompt: Claude Code has not made the journal's folder yet.
+            # No journal holds no approval, as when the file alone is not written yet.
+            return Read([], None, None)
+        if verdict.status == ERROR:
+            return Read([], verdict.claude_code_version, verdict.reason or "error")
+        tool_use_id = str(self.tool_use_id)
+        unsettled = self.waits and not _journaled(verdict, tool_use_id) and self.wait.left()
+        windowed = verdict.window is not None
+        return Read(
+            verdict.events, verdict.claude_code_version, None, windowed, unsettled, self.until
+        )
+
+
 def read_events(
     payload: dict[str, Any],
     project: str,
@@ -181,57 +296,10 @@ def read_events(
     settle: float | None = None,
     world: World = OS,
 ) -> Read:
-    """The live chain's events; with ``tracker`` an indexed read reloads only the records
-    from the session's first workflow call on (:mod:`.tracking`). A tool call's read waits (at most
-    :data:`JOURNAL_WAIT_SECONDS`) while the journal is behind it: Claude Code writes a prompt's
-    record asynchronously, and until then the newest record may be on a branch the person
-    rewound away (a rewound approval would count). Still behind then, it decides on what is
-    written. With ``settle`` (a monotonic deadline) it waits, until then, for the call itself
-    (:func:`settles`). The history, the clock and the waits are ``world``'s."""
-    transcript = payload.get("transcript_path")
-    session = payload.get("session_id")
-    if not isinstance(transcript, str) or not isinstance(session, str):
-        return Read([], None, "the payload names no journal")
-    value = payload.get("tool_use_id")
-    tool_use_id = value if isinstance(value, str) else None
-    # A subagent's call is journaled in the subagent's file, never on the main chain.
-    waits = tool_use_id is not None and payload.get("agent_id") is None
-    until = world.clock() + JOURNAL_WAIT_SECONDS if settle is None else settle
-    wait = Settle(until, world.clock, world.sleep)
-    codex = codex_payload(payload)
-    while True:
-        if codex:
-            verdict = world.read_rollout(transcript, session_id=session)
-        else:
-            verdict = world.read_journal(
-                transcript,
-                session_id=session,
-                owners=world.project_owners(project),
-                config_dir=locations.claude_config_dir(),
-                select=select,
-                tool_use_id=tool_use_id,
-                index_dir=os.path.join(locations.state_root(), INDEX_DIR),
-                tracker=tracker,
-            )
-        if verdict.status == ERROR or not waits:
-            break
-        if settle is None and not _behind(verdict, str(tool_use_id)):
-            break
-        if settle is not None and _journaled(verdict, str(tool_use_id)):
-            break
-        if not wait.again():
-            break
-    if verdict.status == ERROR and verdict.reason == IDENTITY and not world.lexists(transcript):
-        # A new session's first prompt: Claude Code has not made the journal's folder yet.
-        # No journal holds no approval, as when the file alone is not written yet.
-        return Read([], None, None)
-    if verdict.status == ERROR:
-        return Read([], verdict.claude_code_version, verdict.reason or "error")
-    events = verdict.events
-    unsettled = waits and not _journaled(verdict, str(tool_use_id)) and wait.left()
-    return Read(
-        events, verdict.claude_code_version, None, verdict.window is not None, unsettled, until
-    )
+    """One pass of the contracts' read and settle alone (:class:`HistoryRead` on
+    :func:`plangate.engine.settle`)."""
+    read: Read = engine.settle(HistoryRead(payload, project, tracker), world, Pass(settle=settle))
+    return read
 
 
 def tracker_for(contracts: list[Contract], cwd: str, project: str) -> Tracker | None:
@@ -241,35 +309,59 @@ def tracker_for(contracts: list[Contract], cwd: str, project: str) -> Tracker | 
     return RunTracker(contracts, cwd, project)
 
 
-def session_of(
-    payload: dict[str, Any],
-    project: str,
-    contracts: list[Contract],
-    cwd: str,
-    *,
-    whole: bool = True,
-    settle: float | None = None,
-    full: bool = False,
-    world: World = OS,
-) -> tuple[state.Session, Read]:
-    """The fold of the live chain for a phase entry. A windowed read is kept only when a
-    workflow run begins inside its window: everything before that beginning is dropped by
-    the fold anyway. Otherwise (no workflow call yet, the current call the only one, or a
-    call the window counted that begins nothing) a human turn before the window may
-    approve, and the whole session is read, unless ``whole`` is false (the entry of a
-    workflow's first phase: no earlier phase to check, no approval to look for).
-    ``settle``: :func:`read_events`'s. ``full``: the whole session, never a window (the
-    person's turns before the conversation's first workflow call may approve a phase of the
-    instance an earlier conversation left: :func:`unwindowed`). ``world``: what it reads
-    through (:mod:`plangate.journal.world`)."""
-    tracker = None if full else tracker_for(contracts, cwd, project)
-    read = read_events(payload, project, tracker, settle, world)
-    session = _fold(payload, read, contracts, cwd, project)
-    if whole and read.windowed and session.contract is None:
-        read = read_events(payload, project, settle=settle, world=world)
-        session = _fold(payload, read, contracts, cwd, project)
-    progress.carry(session, contracts, project, payload.get("session_id"))
-    return session, read
+class ContractWorkflow(HistoryRead):
+    """The workflow contracts as a workflow on the engine (:mod:`plangate.engine`): the
+    contracts' read and settle (:class:`HistoryRead`), the fold of the live chain
+    (:func:`state.fold`, the workflow instance's progress carried across conversations), the
+    rules of a subclass, and the policy for another pass:
+
+    - a windowed read is kept only when a workflow run begins inside its window: everything
+      before that beginning is dropped by the fold anyway. Otherwise (no workflow call yet,
+      the current call the only one, or a call the window counted that begins nothing) a
+      human turn before the window may approve, and the whole session is read (:meth:`fold`),
+      unless ``whole`` is false (the entry of a workflow's first phase: no earlier phase to
+      check, no approval to look for), or the subclass reads no more than the window (an edit);
+    - an entry refused for a missing approval on a windowed read is decided again on the
+      whole session (:func:`unwindowed`; not an edit, ``widens``), and after a pass that
+      waited for the call only when ``widens_after_settling``;
+    - a refusal for a missing approval decided while the call is not journaled waits for the
+      call, once (:func:`settles`)."""
+
+    first = Pass()
+    whole = True
+    widens = True
+    widens_after_settling = True
+
+    def __init__(
+        self, payload: dict[str, Any], project: str, contracts: list[Contract], cwd: str
+    ) -> None:
+        super().__init__(payload, project)
+        self.contracts = contracts
+        self.cwd = cwd
+        self.session = state.Session()
+
+    def tracker_of(self, attempt: Pass) -> Tracker | None:
+        if attempt.full or attempt.whole_now:
+            return None
+        return tracker_for(self.contracts, self.cwd, self.project)
+
+    def fold(self, seen: Read, attempt: Pass) -> state.Session | Again | None:
+        session = _fold(self.payload, seen, self.contracts, self.cwd, self.project)
+        if self.whole and seen.windowed and session.contract is None:
+            return Again(Pass(attempt.full, attempt.settle, whole_now=True))
+        progress.carry(session, self.contracts, self.project, self.payload.get("session_id"))
+        self.session = session
+        return session
+
+    def again(self, ruling: Any, seen: Read, attempt: Pass) -> Pass | None:
+        if not isinstance(ruling, rules.Ruling):
+            return None  # decided without a ruling the journal may change
+        widen = self.widens and (attempt.settle is None or self.widens_after_settling)
+        if not attempt.full and widen and unwindowed(ruling, seen):
+            return Pass(True, attempt.settle)
+        if attempt.settle is None and settles(ruling, seen):
+            return Pass(attempt.full, seen.until)
+        return None
 
 
 def unwindowed(ruling: rules.Ruling, read: Read) -> bool:
@@ -413,6 +505,28 @@ def invalid_ruling(broken: list[discovery.Found], skill: str) -> rules.Ruling | 
     return None
 
 
+class SkillEntry(ContractWorkflow):
+    """The entry of ``phase`` by starting its skill (a Skill call, a typed command)."""
+
+    widens_after_settling = False
+
+    def __init__(
+        self,
+        payload: dict[str, Any],
+        project: str,
+        found: Applying,
+        cwd: str,
+        entered: tuple[Contract, Phase, dict[str, str]],
+    ) -> None:
+        super().__init__(payload, project, found.contracts, cwd)
+        self.contract, self.phase, self.values = entered
+        # The entry of a first phase checks no earlier one (rules.entry): its window will do.
+        self.whole = self.contract.index(self.phase.name) != 0
+
+    def rules(self, session: state.Session, seen: Read, attempt: Pass) -> rules.Ruling:
+        return _entry(self.contract, self.phase, session, self.project, self.values, seen)
+
+
 def entry_ruling(
     payload: dict[str, Any], skill: str, args: str, event: str, world: World = OS
 ) -> tuple[rules.Ruling, str | None] | None:
@@ -427,26 +541,10 @@ def entry_ruling(
     if phase is None:
         return None  # a helper skill of the workflow: no phase starts
     cwd = str(payload.get("cwd") or project)
-    first = contract.index(phase.name) == 0  # rules.entry checks only the earlier phases
-    session, read = session_of(payload, project, found.contracts, cwd, whole=not first, world=world)
     values = state.bind(contract, args) if phase.binds else {}
-    ruling = _entry(contract, phase, session, project, values, read)
-    full = unwindowed(ruling, read)
-    if full:
-        session, read = session_of(payload, project, found.contracts, cwd, full=True, world=world)
-        ruling = _entry(contract, phase, session, project, values, read)
-    if settles(ruling, read):
-        session, read = session_of(
-            payload,
-            project,
-            found.contracts,
-            cwd,
-            whole=not first,
-            settle=read.until,
-            full=full,
-            world=world,
-        )
-        ruling = _entry(contract, phase, session, project, values, read)
+    workflow = SkillEntry(payload, project, found, cwd, (contract, phase, values))
+    ruling, read = engine.decide(workflow, world)
+    session = workflow.session
     ruling = untrusted_ruling(payload, session, read, ruling)
     if ruling.code is None:
         remember(payload, contract, phase, session, values, project)
@@ -473,6 +571,35 @@ def _entry(
     return ruling
 
 
+class CallEntry(ContractWorkflow):
+    """The entry of a phase by a Read or an Agent call (or a shell command reading an entry
+    skill's ``SKILL.md``): which phase, if any, it enters is known only on the session's
+    fold (the workflow's bound variables)."""
+
+    def __init__(
+        self,
+        payload: dict[str, Any],
+        project: str,
+        found: Applying,
+        cwd: str,
+        call: tuple[str, dict[str, Any]],
+    ) -> None:
+        super().__init__(payload, project, found.contracts, cwd)
+        self.tool, self.data = call
+        self.hit: tuple[Contract, Phase, dict[str, str]] | None = None
+
+    def rules(self, session: state.Session, seen: Read, attempt: Pass) -> rules.Ruling | None:
+        """The ruling on the phase the call enters; None: not this workflow's files (another
+        feature's, say)."""
+        known = {session.contract.name: session.values} if session.contract is not None else {}
+        contracts, cwd, project = self.contracts, self.cwd, self.project
+        self.hit = entries.entered_by(contracts, self.tool, self.data, cwd, project, known)
+        if self.hit is None:
+            return None
+        contract, phase, values = self.hit
+        return _entry(contract, phase, session, project, values, seen)
+
+
 def call_entry(payload: dict[str, Any], world: World = OS) -> Output:
     """A Read or an Agent call (or a shell command reading an entry skill's ``SKILL.md``):
     refused when it enters a phase too early (the phase's ``reads`` and ``agents``), decided
@@ -490,25 +617,13 @@ def call_entry(payload: dict[str, Any], world: World = OS) -> Output:
             return decision.output(refused.facts)
     if entries.entered_by(found.contracts, tool, data, cwd, project) is None:
         return {}  # enters no phase whatever the variables (unbound: any value)
-    settle: float | None = None
-    full = False
-    while True:
-        session, read = session_of(
-            payload, project, found.contracts, cwd, settle=settle, full=full, world=world
-        )
-        known = {session.contract.name: session.values} if session.contract is not None else {}
-        hit = entries.entered_by(found.contracts, tool, data, cwd, project, known)
-        if hit is None:
-            return {}  # not this workflow's files (another feature's, say)
-        contract, phase, values = hit
-        ruling = _entry(contract, phase, session, project, values, read)
-        if not full and unwindowed(ruling, read):
-            full = True
-            continue
-        if settle is not None or not settles(ruling, read):
-            break
-        settle = read.until
-    ruling = untrusted_ruling(payload, session, read, ruling)
+    workflow = CallEntry(payload, project, found, cwd, (tool, data))
+    found_ruling, read = engine.decide(workflow, world)
+    if found_ruling is None or workflow.hit is None:
+        return {}  # not this workflow's files (another feature's, say)
+    contract, phase, values = workflow.hit
+    session = workflow.session
+    ruling = untrusted_ruling(payload, session, read, found_ruling)
     if ruling.code == codes.CONTRACT_UNVERIFIED:
         return unverified(ruling.workflow, ruling.detail, read.version, "entry")
     if ruling.code is None:
@@ -613,34 +728,64 @@ def pre_tool_use(payload: dict[str, Any], paths: list[str] | None, world: World 
     if not contracts:
         return {}
     cwd = str(payload.get("cwd") or project)
-    texts: dict[str, str] | None = None
-    settle: float | None = None
-    while True:
-        read = read_events(payload, project, tracker_for(contracts, cwd, project), settle, world)
-        if read.problem is not None:
-            names = ",".join(c.name for c in contracts)
+    workflow = Edit(payload, project, contracts, cwd, (tool, data, paths))
+    decided, read = engine.decide(workflow, world)
+    if isinstance(decided, rules.Ruling):
+        return logged(decided, "edit", read.version).output(decided.facts)
+    output: Output = decided
+    return output
+
+
+class Edit(ContractWorkflow):
+    """A write of ``paths`` inside an active workflow: read as far as the window (the edit
+    rules need the run the window begins with), refused out of the phase's editable paths."""
+
+    whole = False
+    widens = False
+
+    def __init__(
+        self,
+        payload: dict[str, Any],
+        project: str,
+        contracts: list[Contract],
+        cwd: str,
+        call: tuple[str, dict[str, Any], list[str]],
+    ) -> None:
+        super().__init__(payload, project, contracts, cwd)
+        self.tool, self.data, self.paths = call
+        self.texts: dict[str, str] | None = None
+
+    def fold(self, seen: Read, attempt: Pass) -> state.Session | Again | None:
+        if seen.problem is not None:
+            return None  # nothing to fold: the rules refuse or let it through unverified
+        return super().fold(seen, attempt)
+
+    def rules(
+        self, session: state.Session | None, seen: Read, attempt: Pass
+    ) -> rules.Ruling | Output:
+        """The refused edit's ruling, or the hook output (allowed, or decided without the
+        edit rules)."""
+        payload = self.payload
+        if session is None:
+            assert seen.problem is not None
+            names = ",".join(c.name for c in self.contracts)
             unread = rules.Ruling(None, names, "")
-            refused = untrusted_ruling(payload, state.Session(), read, unread, entry=False)
+            refused = untrusted_ruling(payload, state.Session(), seen, unread, entry=False)
             if refused.code is not None:
-                return logged(refused, "edit", read.version).output(refused.facts)
-            return unverified(names, read.problem, read.version, "edit")
-        session = _fold(payload, read, contracts, cwd, project)
-        progress.carry(session, contracts, project, payload.get("session_id"))
+                return logged(refused, "edit", seen.version).output(refused.facts)
+            return unverified(names, seen.problem, seen.version, "edit")
         if session.contract is None:
             return {}
-        refused = untrusted_ruling(payload, session, read, rules.Ruling(None, "", ""), entry=False)
+        unruled = rules.Ruling(None, "", "")
+        refused = untrusted_ruling(payload, session, seen, unruled, entry=False)
         if refused.code is not None:
-            return logged(refused, "edit", read.version).output(refused.facts)
-        if texts is None:
-            texts = _texts(tool, data, paths)
-        edit_ruling = rules.edit(session, paths, project, contents=texts)
-        if edit_ruling is None or edit_ruling.code is None:
+            return logged(refused, "edit", seen.version).output(refused.facts)
+        if self.texts is None:
+            self.texts = _texts(self.tool, self.data, self.paths)
+        ruling = rules.edit(session, self.paths, self.project, contents=self.texts)
+        if ruling is None or ruling.code is None:
             return {}  # an allowed edit: not logged (the log holds phase entries and refusals)
-        if settle is not None or not settles(edit_ruling, read):
-            break
-        settle = read.until
-    decision = logged(edit_ruling, "edit", read.version)
-    return decision.output(edit_ruling.facts)
+        return ruling
 
 
 def _texts(tool: str, data: dict[str, Any], paths: list[str]) -> dict[str, str]:

@@ -17,7 +17,7 @@ full, and the fold starts again from the first record. A phase entry (Skill, Rea
 typed) keeps a windowed read only when a workflow run begins inside the window, or when it
 enters a workflow's first phase (no earlier phase to check); otherwise an approval may rest
 on a human turn before it, and it reads the whole session
-(:func:`plangate.contracts.evaluate.session_of`). Standard library only (hook path).
+(:class:`plangate.contracts.evaluate.ContractWorkflow`). Standard library only (hook path).
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ below it each own one rule:
     gates.session_record       the session record and its lock
     gates.trace       the trace logs
     gates.transcript  reading the session (or subagent) transcript until it is settled
+                      (on the engine's read-and-settle loop, plangate.engine.settle)
     gates.skill_loads        loads of a skill, runs, and which stops are final
     gates.findings    a Markdown file that ranks the top risks
     gates.ceo_review  the /plan-ceo-review gate

@@ -3,7 +3,8 @@
 Claude Code can fire Stop and SubagentStop before it has written the turn's last lines, so a
 gate re-reads the transcript every 50 ms until it holds the stop's ``last_assistant_message``
 (as the last assistant text, after the text the previous stop of the same scope matched), for
-at most 2 seconds or half the deadline, and then judges what is there.
+at most 2 seconds or half the deadline, and then judges what is there: :class:`Settled`, the
+gates' read and settle on the one loop every workflow waits in (:func:`plangate.engine.settle`).
 
 Every read, every look at a file and the wait go through the deadline's world
 (:mod:`plangate.journal.world`; a test injects its clock). The session transcript goes
@@ -19,6 +20,7 @@ import os
 import stat
 
 from plangate import jsonio
+from plangate.engine import AGAIN, WAIT, Workflow, settle
 from plangate.gates.errors import GATE_TRANSCRIPT, GateError
 from plangate.journal import codes
 from plangate.journal.building import EventBuilder, clean_bash_result
@@ -217,6 +219,59 @@ def read_agent(path: str, agent_id: str | None, world: World = OS) -> View:
     return view
 
 
+class Settled(Workflow):
+    """The gates' read and settle on the engine (:func:`plangate.engine.settle`): read until
+    the transcript holds the stop's message, within the settle budget, on the deadline's
+    clock. A read the reader refuses for an unknown root shape is read once more at once (a
+    record being written can look like one): both reads must agree. Settles on
+    ``(view, matched)``."""
+
+    def __init__(
+        self,
+        read: Callable[[], View],
+        last_message: object,
+        after: int | None,
+        deadline: Deadline,
+    ) -> None:
+        self.reader = read
+        self.last_message = last_message
+        self.after = after
+        self.deadline = deadline
+
+    def begin(self, world: World, attempt: object) -> Settle:
+        return Settle.within(self.deadline.settle_budget, world.clock, world.sleep)
+
+    def read(self, world: World, attempt: object) -> View | GateError:
+        try:
+            return self.reader()
+        except GateError as error:
+            return error
+
+    def caught_up(self, view: View | GateError, attempt: object, wait: Settle) -> object:
+        if isinstance(view, GateError):
+            if codes.UNRECOGNIZED_SHAPE in view.why and wait.second_look():
+                return AGAIN
+            raise view
+        matched = matching_text(view.events, self.last_message, self.after)
+        if matched is not None:
+            view.matched = matched
+            return view, True
+        if not wait.left():
+            return self.behind(view, attempt)
+        self.deadline.check("re-reading the transcript")
+        return WAIT
+
+    def behind(self, view: View, attempt: object) -> tuple[View, bool]:
+        """Nothing newer came: the stop already judged at ``after``, delivered again (a
+        retry, or the hook registered twice) is that stop, counted once under the lock."""
+        after = self.after
+        repeated = matching_text(view.events, self.last_message, None) if after else None
+        if repeated is not None and repeated == after:
+            view.matched = repeated
+            return view, True
+        return view, False
+
+
 def settled(
     read: Callable[[], View],
     last_message: object,
@@ -224,31 +279,11 @@ def settled(
     deadline: Deadline,
 ) -> tuple[View, bool]:
     """Read until the transcript holds the stop's message or the settle budget is spent
-    (on the deadline's clock)."""
-    world = deadline.world
-    wait = Settle.within(deadline.settle_budget, world.clock, world.sleep)
-    while True:
-        try:
-            view = read()
-        except GateError as error:
-            # An unknown root shape can be a record being written: both reads must agree.
-            if codes.UNRECOGNIZED_SHAPE in error.why and wait.second_look():
-                continue
-            raise
-        matched = matching_text(view.events, last_message, after)
-        if matched is not None:
-            view.matched = matched
-            return view, True
-        if not wait.left():
-            # Nothing newer came: the stop already judged at ``after``, delivered again (a
-            # retry, or the hook registered twice) is that stop, counted once under the lock.
-            repeated = matching_text(view.events, last_message, None) if after else None
-            if repeated is not None and repeated == after:
-                view.matched = repeated
-                return view, True
-            return view, False
-        deadline.check("re-reading the transcript")
-        wait.again()
+    (on the deadline's clock: :class:`Settled`)."""
+    found: tuple[View, bool] = settle(
+        Settled(read, last_message, after, deadline), deadline.world, None
+    )
+    return found
 
 
 def read_session(

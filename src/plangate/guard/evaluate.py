@@ -1,10 +1,11 @@
-"""One guarded call from payload to decision: read the journal, pick the path, decide.
+"""One guarded call from payload to decision: /autoplan's rules as a workflow on the engine.
 
 Imported by the PreToolUse hook only once a call is known to enter a phase, so the cheap
-path (every other Read and Agent call) never loads it. Every read folds the live chain into
-the guard's state (:mod:`plangate.guard.fold`) and the decision judges the resulting
-:class:`~plangate.guard.observe.Chain`, once; only a deny reached on the payload path waits for
-Claude Code to journal the call, and is decided again on what it then wrote.
+path (every other Read and Agent call) never loads it. :class:`Autoplan` is the workflow
+(:mod:`plangate.engine`): every read folds the live chain into the guard's state
+(:mod:`plangate.guard.fold`), the window is folded into the invocation's state and the rules
+judge it, once; only a deny reached on the payload path waits for Claude Code to journal the
+call (a second pass), and is decided again on what it then wrote.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ import os
 import sys
 
 from plangate.decisions import reasons
+from plangate.engine import decide
 from plangate.guard import calls, world
-from plangate.guard.decide import decide
+from plangate.guard.decide import Invocation, fold_invocation, rules
 from plangate.guard.fold import GuardTracker
-from plangate.guard.observe import JOURNAL, PAYLOAD, Chain, Observation, observe
+from plangate.guard.observe import JOURNAL, PAYLOAD, Chain, JournalRead, Observation
 from plangate.guard.state import Installation, Refusal
 from plangate.journal.events import Event, ToolResult, ToolUse
 from plangate.journal.paths import is_owned_path
@@ -26,6 +28,9 @@ from plangate.locations import claude_config_dir, journal_index_dir
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from plangate.journal.settle import Settle
+    from plangate.journal.world import World
 
 CHECKED_VERSION = (2, 1, 332)
 """The newest Claude Code release whose payloads this guard was checked against."""
@@ -67,62 +72,112 @@ def project_dir_of(payload: dict[str, Any]) -> str:
     return str(project)
 
 
+class Autoplan(JournalRead):
+    """/autoplan's seed-000 rules as a workflow on the engine (:mod:`plangate.engine`): the
+    guard's read and settle (:class:`JournalRead`), then the fold of the window into the
+    invocation's state (:func:`plangate.guard.decide.fold_invocation`) and the rules on it.
+    A pass's attempt is ``wait_for_current``; its policy is "allow fast, deny sure"
+    (:meth:`again`). Each pass folds the journal afresh, with a new :class:`GuardTracker`."""
+
+    first = False
+
+    def __init__(
+        self,
+        payload: dict[str, Any],
+        call: calls.GuardedCall,
+        installed: Installation,
+        project_dir: str,
+    ) -> None:
+        self.payload = payload
+        self.call = call
+        self.installed = installed
+        self.project_dir = project_dir
+        self.transcript = str(payload["transcript_path"])
+        super().__init__(
+            self.transcript,
+            session_id=str(payload["session_id"]),
+            tool_use_id=str(payload["tool_use_id"]),
+            owners=[],  # each pass's (begin)
+            config_dir=claude_config_dir(),
+            tracker=GuardTracker(installed, self.transcript),  # each pass's (begin)
+            index_dir=journal_index_dir(),
+        )
+
+    def begin(self, world: World, attempt: bool) -> Settle:
+        self.tracker = GuardTracker(self.installed, self.transcript)
+        self.owners = world.project_owners(self.project_dir)
+        return super().begin(world, attempt)
+
+    def fold(self, seen: Observation, attempt: bool) -> Folded | Evaluation:
+        """The invocation's state, or the evaluation a read or the fold itself decides."""
+        if seen.code is not None:
+            return Evaluation(seen.code, seen.path, seen.version, seen.detail, shapes=seen.shapes)
+        chain = seen.chain
+        assert chain is not None
+        try:
+            before, current = split_current(seen, chain, self.payload, self.installed.cwd)
+            invocation = fold_invocation(
+                before, current, self.installed, chain.snapshot(), chain.start
+            )
+        except Refusal as refusal:
+            return Evaluation(refusal.code, seen.path, seen.version, refusal.detail, refusal.keys)
+        return Folded(current, invocation)
+
+    def rules(self, state: Folded | Evaluation, seen: Observation, attempt: bool) -> Evaluation:
+        if isinstance(state, Evaluation):
+            return state
+        if state.invocation is not None:  # None: the invocation is over, nothing to guard
+            journaled = seen.path == JOURNAL
+            try:
+                rules(state.invocation, state.current, journaled, self.call, self.installed)
+            except Refusal as refusal:
+                return Evaluation(
+                    refusal.code, seen.path, seen.version, refusal.detail, refusal.keys
+                )
+        return Evaluation(None, seen.path, seen.version)
+
+    def again(self, ruling: Evaluation, seen: Observation, attempt: bool) -> bool | None:
+        """Allow fast, deny sure. On the payload path the journal may still lack records
+        Claude Code has not flushed: text in the call's own message (a report beside the call
+        is then ``publication_unflushed``, which names the real fix), or even the previous
+        message's calls (a close Read not yet written reads as ``close_required``). Before a
+        deny, give Claude Code the deadline to journal the call itself, and decide on that."""
+        if attempt or ruling.path != PAYLOAD or ruling.code is None or not _denies(ruling.code):
+            return None
+        return True
+
+
+class Folded:
+    """The guard's state for the rules: the current call and the invocation's fold (None:
+    the invocation is over)."""
+
+    __slots__ = ("current", "invocation")
+
+    def __init__(self, current: ToolUse, invocation: Invocation | None) -> None:
+        self.current = current
+        self.invocation = invocation
+
+
 def evaluate(
     payload: dict[str, Any], call: calls.GuardedCall, seen: world.World | None = None
 ) -> Evaluation:
-    """Decide ``call``, reading ``seen`` (:data:`plangate.guard.world.DEFAULT` unless told)."""
+    """Decide ``call``, reading ``seen`` (:data:`plangate.guard.world.DEFAULT` unless told),
+    on the engine (:func:`plangate.engine.decide`)."""
     seen = seen if seen is not None else world.DEFAULT
     try:
         project_dir = project_dir_of(payload)
     except Refusal as refusal:
         return Evaluation(refusal.code, "none", None, refusal.detail)
-    cwd = str(payload["cwd"])
-    installed = installation(cwd, project_dir, seen)
-
-    def judge(wait_for_current: bool) -> Evaluation:
-        tracker = GuardTracker(installed, str(payload["transcript_path"]))
-        observed = observe(
-            str(payload["transcript_path"]),
-            wait_for_current=wait_for_current,
-            world=seen,
-            **journal_read(payload, project_dir, tracker),
-        )
-        if observed.code is not None:
-            return Evaluation(
-                observed.code,
-                observed.path,
-                observed.version,
-                observed.detail,
-                shapes=observed.shapes,
-            )
-        chain = observed.chain
-        assert chain is not None
-        try:
-            before, current = split_current(observed, chain, payload, cwd)
-            journaled = observed.path == JOURNAL
-            decide(before, current, journaled, call, installed, chain.snapshot(), chain.start)
-        except Refusal as refusal:
-            return Evaluation(
-                refusal.code, observed.path, observed.version, refusal.detail, refusal.keys
-            )
-        return Evaluation(None, observed.path, observed.version)
-
-    outcome = judge(wait_for_current=False)
-    if outcome.path == PAYLOAD and outcome.code is not None and _denies(outcome.code):
-        # Allow fast, deny sure. On the payload path the journal may still lack records Claude
-        # Code has not flushed: text in the call's own message (a report beside the call is
-        # then `publication_unflushed`, which names the real fix), or even the previous
-        # message's calls (a close Read not yet written reads as `close_required`). Before a
-        # deny, give Claude Code the deadline to journal the call itself, and decide on that.
-        outcome = judge(wait_for_current=True)
+    installed = installation(str(payload["cwd"]), project_dir, seen)
+    outcome: Evaluation = decide(Autoplan(payload, call, installed, project_dir), seen)[0]
     return outcome
 
 
 def journal_read(
     payload: dict[str, Any], project_dir: str, tracker: GuardTracker
 ) -> dict[str, Any]:
-    """The guard's journal read, as keyword arguments of :func:`observe` (the journal
-    reader's, less the selection, which is the tracker's)."""
+    """The guard's journal read, as keyword arguments of the reader's (less the selection,
+    which is the tracker's)."""
     return {
         "session_id": str(payload["session_id"]),
         "tool_use_id": str(payload["tool_use_id"]),

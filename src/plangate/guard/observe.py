@@ -1,4 +1,5 @@
-"""The hook's read loop: read the session journal until a decision can be made.
+"""The guard's read and settle (:class:`JournalRead`, on :func:`plangate.engine.settle`):
+read the session journal until a phase decision can be made.
 
 Claude Code often runs a PreToolUse hook before it has written the current call to the
 journal, and sometimes before it has written the previous message. The loop reads for at
@@ -21,6 +22,7 @@ event, and the window is taken from them as the fold's selection named it.
 
 from __future__ import annotations
 
+from plangate.engine import AGAIN, WAIT, Workflow, settle
 from plangate.guard.fold import GuardState
 from plangate.guard.invocation import Disarm
 from plangate.guard.world import OS, World
@@ -33,6 +35,7 @@ from plangate.journal.settle import Settle
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from plangate.guard.fold import GuardTracker
+    from plangate.journal.world import World as AnyWorld
 
 DEADLINE_SECONDS = 2.0
 UNVERIFIED_READER_CODES = frozenset({codes.TOO_LARGE, codes.REWRITTEN})
@@ -68,46 +71,65 @@ class Observation:
         return self.verdict.claude_code_version if self.verdict is not None else None
 
 
-def observe(
-    journal: str,
-    *,
-    session_id: str,
-    tool_use_id: str,
-    owners: list[str],
-    config_dir: str,
-    tracker: GuardTracker,
-    world: World = OS,
-    deadline: float = DEADLINE_SECONDS,
-    wait_for_current: bool = False,
-    index_dir: str | None = None,
-) -> Observation:
-    """Read until a decision can be made (see the module docstring). With
-    ``wait_for_current`` the payload path is not taken early: the loop waits, within the
-    deadline, for Claude Code to journal the current call itself. ``index_dir`` lets the
-    first read go on from the journal index an earlier hook run saved; ``tracker`` is the
-    guard's fold, whose :class:`Chain` every ready read gives. The
-    journal, the clock and the sleeps are ``world``'s (one :class:`Settle`, as every reader's)."""
-    wait = Settle.within(deadline, world.clock, world.sleep)
-    prior: Prefix | None = None
-    last: Verdict | None = None
-    last_chain: Chain | None = None
-    while True:
+class JournalRead(Workflow):
+    """The guard's read and settle (steps 1 and 2 of :mod:`plangate.engine`): one read of the
+    journal through the world with ``tracker`` (the guard's fold) as the reader's tracker, and
+    what "caught up" means for a phase decision (see the module docstring). A pass's
+    attempt is ``wait_for_current``: the payload path is not taken early, the pass waits,
+    within the deadline, for Claude Code to journal the current call itself. ``index_dir``
+    lets the first read go on from the journal index an earlier hook run saved."""
+
+    def __init__(
+        self,
+        journal: str,
+        *,
+        session_id: str,
+        tool_use_id: str,
+        owners: list[str],
+        config_dir: str,
+        tracker: GuardTracker,
+        deadline: float | None = None,
+        index_dir: str | None = None,
+    ) -> None:
+        self.journal = journal
+        self.session_id = session_id
+        self.tool_use_id = tool_use_id
+        self.owners = owners
+        self.config_dir = config_dir
+        self.tracker = tracker
+        self.deadline = deadline
+        self.index_dir = index_dir
+        self.prior: Prefix | None = None
+        self.last_chain: Chain | None = None
+
+    def begin(self, world: AnyWorld, attempt: bool) -> Settle:
+        """A pass keeps the first read's prefix (bytes changing under it are ``rewritten``)
+        and the last ready read's chain."""
+        self.prior = None
+        self.last_chain = None
+        deadline = DEADLINE_SECONDS if self.deadline is None else self.deadline
+        return Settle.within(deadline, world.clock, world.sleep)
+
+    def read(self, world: AnyWorld, attempt: bool) -> Verdict:
         verdict = world.read_journal(
-            journal,
-            session_id=session_id,
-            owners=owners,
-            config_dir=config_dir,
-            prior=prior,
-            select=tracker.select,
-            index_dir=index_dir,
-            tool_use_id=tool_use_id,
-            tracker=tracker,
+            self.journal,
+            session_id=self.session_id,
+            owners=self.owners,
+            config_dir=self.config_dir,
+            prior=self.prior,
+            select=self.tracker.select,
+            index_dir=self.index_dir,
+            tool_use_id=self.tool_use_id,
+            tracker=self.tracker,
         )
-        last = verdict
-        if prior is None and verdict.prefix is not None:
-            prior = verdict.prefix
+        if self.prior is None and verdict.prefix is not None:
+            self.prior = verdict.prefix
+        return verdict
+
+    def caught_up(self, verdict: Verdict, attempt: bool, wait: Settle) -> Observation | str:
+        tool_use_id = self.tool_use_id
         if verdict.ready:
-            chain = last_chain = chain_of(verdict, tracker)
+            chain = self.last_chain = chain_of(verdict, self.tracker)
             if any(
                 isinstance(event, ToolUse)
                 and event.tool_use_id == tool_use_id
@@ -128,7 +150,7 @@ def observe(
                     f"the journal records this call in {stray}",
                     chain=chain,
                 )
-            if stray is None and not wait_for_current and not chain.lagged():
+            if stray is None and not attempt and not chain.lagged():
                 return Observation(verdict, PAYLOAD, chain=chain)
         elif verdict.reason is not None:
             code = codes.base_code(verdict.reason)
@@ -136,21 +158,52 @@ def observe(
                 return Observation(verdict, NONE, verdict.reason, verdict.detail)
             if code == codes.UNRECOGNIZED_SHAPE:
                 if wait.second_look():
-                    continue
+                    return AGAIN
                 return Observation(
                     verdict, NONE, verdict.reason, verdict.detail, list(verdict.root_shape)
                 )
             return Observation(verdict, NONE, verdict.reason, verdict.detail)
-        if not wait.again():
-            break
-    if last is not None and last.ready and last_chain is not None:
-        if wait_for_current and not last_chain.lagged():
-            return Observation(last, PAYLOAD, chain=last_chain)
-        detail = "an earlier tool call has no result"
-        return Observation(last, PAYLOAD, "journal_lag", detail, chain=last_chain)
-    if last is not None and last.exists:
-        return Observation(last, NONE, "journal_lag", "nothing in the journal is owned yet")
-    return Observation(last, NONE, "journal_missing", "the session journal does not exist")
+        return WAIT
+
+    def behind(self, last: Verdict, attempt: bool) -> Observation:
+        chain = self.last_chain
+        if last.ready and chain is not None:
+            if attempt and not chain.lagged():
+                return Observation(last, PAYLOAD, chain=chain)
+            detail = "an earlier tool call has no result"
+            return Observation(last, PAYLOAD, "journal_lag", detail, chain=chain)
+        if last.exists:
+            return Observation(last, NONE, "journal_lag", "nothing in the journal is owned yet")
+        return Observation(last, NONE, "journal_missing", "the session journal does not exist")
+
+
+def observe(
+    journal: str,
+    *,
+    session_id: str,
+    tool_use_id: str,
+    owners: list[str],
+    config_dir: str,
+    tracker: GuardTracker,
+    world: World = OS,
+    deadline: float = DEADLINE_SECONDS,
+    wait_for_current: bool = False,
+    index_dir: str | None = None,
+) -> Observation:
+    """One pass of the guard's read and settle alone (:class:`JournalRead` on
+    :func:`plangate.engine.settle`): what a phase decision would be made on."""
+    read = JournalRead(
+        journal,
+        session_id=session_id,
+        tool_use_id=tool_use_id,
+        owners=owners,
+        config_dir=config_dir,
+        tracker=tracker,
+        deadline=deadline,
+        index_dir=index_dir,
+    )
+    seen: Observation = settle(read, world, wait_for_current)
+    return seen
 
 
 class Chain:

@@ -2,11 +2,14 @@
 caught up with what the hook was asked about, wait one poll and read again, within a bound.
 
 Claude Code writes its journal asynchronously: a hook may run before the record it decides
-on (the current call, the prompt it answers, the stop's message) is in the file. The guard
-(:mod:`plangate.guard.observe`), the contracts (:func:`plangate.contracts.evaluate.read_events`)
-and the skill gates (:func:`plangate.gates.transcript.settled`) each judge a read their own
-way (what "caught up" means differs), and wait the same way, on one clock: a
-:class:`Settle`, made with the bound, the clock and the sleep of the caller's world. A read
+on (the current call, the prompt it answers, the stop's message) is in the file. Every
+workflow reads and waits in one loop (:func:`plangate.engine.settle`): the guard
+(:class:`plangate.guard.observe.JournalRead`), the contracts
+(:class:`plangate.contracts.evaluate.HistoryRead`) and the skill gates
+(:class:`plangate.gates.transcript.Settled`) each judge a read their own way (what "caught
+up" means differs), and wait the same way, on one clock: a :class:`Settle` a pass, made
+with the bound, the clock and the sleep of the world it reads
+(:mod:`plangate.journal.world`). A read
 whose root shape the reader does not know is read once more before it is believed (a
 record being written can look like one): :meth:`Settle.second_look`.
 
