@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -124,6 +125,8 @@ def test_a_workflow_begun_in_claude_code_holds_its_edit_limits_in_codex(
     assert "contract_pre_tool_use" in (codex.codex_home / "hooks.json").read_text()
     assert told.count(BLOCKED) == 4, told[-2000:]
     assert "contract_edit_scope" in told and "protected_path" in told
+    agents = re.findall(r"\(code \w+, ([^)]*)\)", told)  # each refusal names its agent
+    assert sorted(set(agents)) == ["Codex CLI 0.171.0", "Codex CLI version unknown"], agents
     written = (state / "analytics" / "autoplan-guard.jsonl").read_text().splitlines()
     log = [json.loads(line) for line in written]
     codes = [line.get("code") for line in log]

@@ -26,6 +26,7 @@ from plangate.decisions import contract_codes as codes
 from plangate.decisions import log, reasons
 from plangate.hook_io import protocol
 from plangate.journal.codes import IDENTITY
+from plangate.journal.codex_folder import is_codex_payload
 from plangate.journal.owners import project_owners
 from plangate.journal.reader import read_journal
 from plangate.journal.settle import Settle
@@ -164,17 +165,6 @@ def _behind(verdict: Verdict, tool_use_id: str) -> bool:
     return not events or events[-1].kind not in ANSWERED
 
 
-def codex_payload(payload: dict[str, Any]) -> bool:
-    """Whether the hook payload is Codex CLI's: its ``transcript_path`` a rollout
-    (``…/sessions/YYYY/MM/DD/rollout-<time>-<session>.jsonl``) and a ``turn_id`` beside it."""
-    transcript = payload.get("transcript_path")
-    return (
-        isinstance(transcript, str)
-        and os.path.basename(transcript).startswith("rollout-")
-        and isinstance(payload.get("turn_id"), str)
-    )
-
-
 def read_events(
     payload: dict[str, Any],
     project: str,
@@ -198,7 +188,7 @@ def read_events(
     waits = tool_use_id is not None and payload.get("agent_id") is None
     until = time.monotonic() + JOURNAL_WAIT_SECONDS if settle is None else settle
     wait = Settle(until)
-    codex = codex_payload(payload)
+    codex = is_codex_payload(payload)
     while True:
         if codex:
             from plangate.journal.codex import read_rollout  # Codex CLI's session history
@@ -310,7 +300,7 @@ def _fold(
     """:func:`state.fold` with the queued prompts Claude Code's queue operations surround. In
     Codex a call runs in the session's folder unless its ``workdir`` says otherwise (the
     rollout reader makes that a ``cd``), whatever folder the current call runs in."""
-    if codex_payload(payload):
+    if is_codex_payload(payload):
         cwd = project
     lines = [event.record for event in read.events if event.kind == "queued_prompt"]
     paired: set[int] = set()
