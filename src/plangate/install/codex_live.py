@@ -20,6 +20,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from plangate.decisions.defence_codes import PROTECTED_COMMAND
 from plangate.errors import PlangateError
 from plangate.harness.codex import CodexEnv, find_codex
 from plangate.harness.standin import Script, StandIn, shell
@@ -28,7 +29,7 @@ from plangate.processes import run_bounded
 
 PROOF_COMMAND = "plangate approve plangate-live proof --yes"
 BLOCKED = "Command blocked by PreToolUse hook"
-CODE = "protected_command"
+CODE = PROTECTED_COMMAND
 NAME = "live codex hooks"
 
 
