@@ -126,6 +126,31 @@ def _hooks_of(place: Place) -> Mapping[str, Any]:
     return {"hooks": {event: groups for event, groups in table.items() if event != "state"}}
 
 
+def as_json_hooks(place: Place) -> dict[str, Any]:
+    """The place's hooks as a ``hooks.json`` holds them (TOML handler keys spelled as
+    ``hooks.json`` spells them), every group and handler at its position."""
+    hooks = _hooks_of(place).get("hooks", {})
+    converted: dict[str, Any] = {}
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            continue
+        converted[event] = [
+            {**group, "hooks": [_json_only(h) for h in group.get("hooks", [])]}
+            if isinstance(group, dict)
+            else group
+            for group in groups
+        ]
+    return {"hooks": converted}
+
+
+def _json_only(handler: Mapping[str, Any]) -> dict[str, Any]:
+    """A TOML handler as ``hooks.json`` writes it: no TOML-only key left beside its twin."""
+    out = _as_json_handler(handler)
+    out.pop("timeout_sec", None)
+    out.pop("status_message", None)
+    return out
+
+
 def module_of(command: object) -> str:
     """The plangate hook module a command runs (``?`` when it names none)."""
     found = _MODULE.search(command) if isinstance(command, str) else None
