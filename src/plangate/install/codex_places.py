@@ -243,6 +243,38 @@ def twice_check(found: list[Registration]) -> list[Check]:
     return lines
 
 
+#: With the contracts' PreToolUse hook, the other hooks ``setup --codex`` registers beside it,
+#: and what is lost without each.
+COMPANIONS = {
+    ("UserPromptSubmit", "prompt_expansion"): (
+        "a phase the person types ($skill) is neither checked before it reaches the model nor "
+        "snapshotted, so the files changed in it are not judged at its end"
+    ),
+    ("Stop", "contract_stop"): (
+        "the final stop is never held: the definition of done and the files changed outside "
+        "the phase (contract_drift) go unchecked"
+    ),
+}
+
+
+def missing_check(found: list[Registration]) -> list[Check]:
+    """A problem for each hook the contracts need beside their PreToolUse hook, registered
+    nowhere (every place counts, trusted or not: trust has its own lines)."""
+    have = {(r.event, r.module) for r in found}
+    if ("PreToolUse", "contract_pre_tool_use") not in have:
+        return []
+    return [
+        Check(
+            "codex hooks missing",
+            PROBLEM,
+            f"plangate's {event} hook `{module}` is not registered: {lost}",
+            "run `plangate setup --codex` (it registers all three), then plangate doctor again",
+        )
+        for (event, module), lost in COMPANIONS.items()
+        if (event, module) not in have
+    ]
+
+
 def elsewhere_check(
     found: list[Registration], state: Mapping[str, str], setup_path: str
 ) -> list[Check]:
