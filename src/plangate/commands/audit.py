@@ -25,7 +25,8 @@ EXIT_CODES = ExitCodes(
         0: "every call a registered plangate hook covers was decided",
         EXIT_UNGUARDED: "at least one call went unguarded (listed)",
         2: "bad usage: a bad flag, no session found for the id or the project",
-        EXIT_UNREADABLE: "the journal could not be read (its reason code is printed)",
+        EXIT_UNREADABLE: "the journal (or Codex rollout) could not be read (its reason code is "
+        "printed)",
     },
     usage=2,
     failure=EXIT_UNREADABLE,
