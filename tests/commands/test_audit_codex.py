@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from plangate import audit_codex, hook_registry
-from plangate.commands.audit import EXIT_UNGUARDED, audit_command
+from plangate.commands.audit import EXIT_UNGUARDED, JournalUnreadable, audit_command
 from plangate.errors import UsageError
 from plangate.hook_io import trace
 from plangate.install import codex_hooks
@@ -420,3 +420,12 @@ def test_a_codex_hook_call_is_traced_with_its_session_and_call_id(
     assert [(x["sid"], x["ev"], x["tool"], x["id"], x["hook"], x["out"]) for x in lines] == [
         (SESSION, "PreToolUse", "Bash", "call_0_0", "contract_pre_tool_use", "none")
     ]
+
+
+def test_an_unreadable_rollout_is_the_unreadable_exit(tmp_path: Path) -> None:
+    s = Session(tmp_path)
+    guarded_turn(s, 0)
+    s.rollout.write_text(s.rollout.read_text() + "not json\n")
+    with pytest.raises(JournalUnreadable) as caught:
+        s.audit()
+    assert "malformed" in str(caught.value) and "journal inspect" in caught.value.remedy

@@ -178,7 +178,7 @@ def _codex(path: str, project: str | None, codex_home: str, state_root: str | No
             f"the Codex rollout {path} was not read: {verdict.reason} ({verdict.detail})",
             f"run `plangate journal inspect {path}` for why",
         )
-    folder = project or meta(path, "cwd") or os.getcwd()
+    folder = meta(path, "cwd") or project or os.getcwd()  # where Codex read its hooks
     return audit_codex.audit(
         verdict.events,
         verdict.session_id,
