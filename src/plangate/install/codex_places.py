@@ -71,6 +71,7 @@ class Registration:
     module: str
     key: str
     digest: str
+    matcher: str | None = None
 
 
 def project_folders(cwd: str) -> list[str]:
@@ -179,6 +180,9 @@ def registrations(place: Place) -> list[Registration]:
                         module=module_of(handler.get("command")),
                         key=f"{key_path}:{event_label(event)}:{index}:{position}",
                         digest=trusted_hash(event, group, handler),
+                        matcher=matcher
+                        if isinstance(matcher := group.get("matcher"), str)
+                        else None,
                     )
                 )
     return found
