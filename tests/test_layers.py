@@ -56,7 +56,7 @@ LAYERS: list[set[str]] = [
     # the agents, and the real CLI offline
     {"agents", "harness"},
     # runs, installing, the viewer
-    {"runs", "install", "web", "audit", "audit_hold"},
+    {"runs", "install", "web", "audit", "audit_codex", "audit_hold"},
     # the demo's scenes
     {"demo"},
     # entry points

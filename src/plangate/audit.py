@@ -36,6 +36,8 @@ PRE_TOOL_USE = "PreToolUse"
 EXPANSION = "UserPromptExpansion"
 STOP = "Stop"
 MANAGED_SETTINGS = "/etc/claude-code/managed-settings.json"
+CLAUDE_CODE, CODEX = "claude-code", "codex"
+"""The agent a session ran in (``Report.agent``); Codex's audit is :mod:`plangate.audit_codex`."""
 APPROVAL_BY = {
     "human": "a person's turn in the session",
     "command": "a `plangate approve` command",
@@ -57,16 +59,27 @@ rules deny): the call never ran, and for a file tool no PreToolUse hook was aske
 class Registered:
     """One plangate handler in one settings file: event, matcher, ``if`` and hook module."""
 
-    __slots__ = ("event", "matcher", "condition", "module", "where")
+    __slots__ = ("event", "matcher", "condition", "module", "where", "trust")
 
     def __init__(
-        self, event: str, matcher: str | None, condition: str | None, module: str, where: str
+        self,
+        event: str,
+        matcher: str | None,
+        condition: str | None,
+        module: str,
+        where: str,
+        trust: str | None = None,
     ) -> None:
         self.event = event
         self.matcher = matcher
         self.condition = condition
         self.module = module
         self.where = where
+        self.trust = trust  # Codex only: its trust by hash (None: Claude Code's, no trust)
+
+    def shown(self) -> str:
+        where = f"{self.where}, {self.trust}" if self.trust else self.where
+        return f"{self.event}:{self.module} ({where})"
 
     def __repr__(self) -> str:
         return f"Registered({self.event!r}, {self.matcher!r}, {self.condition!r}, {self.module!r})"
@@ -80,7 +93,7 @@ class Call:
     def __init__(
         self, kind: str, id: str, name: str, timestamp: str, summary: str, hooks: list[str]
     ) -> None:
-        self.kind = kind  # "tool", "typed", "stop"
+        self.kind = kind  # "tool", "typed", "prompt" (Codex), "stop"
         self.id = id
         self.name = name
         self.timestamp = timestamp
@@ -91,16 +104,20 @@ class Call:
         return {name: getattr(self, name) for name in self.__slots__}
 
     def label(self) -> str:
-        what = {"tool": self.name, "typed": f"/{self.name}", "stop": "stop"}[self.kind]
+        what = {"tool": self.name, "typed": f"/{self.name}", "prompt": "prompt", "stop": "stop"}[
+            self.kind
+        ]
         return f"{what} {self.summary}".strip()
 
 
 class Report:
     """The audit of one session."""
 
-    def __init__(self, session_id: str, journal: str) -> None:
+    def __init__(self, session_id: str, journal: str, agent: str = CLAUDE_CODE) -> None:
         self.session_id = session_id
         self.journal = journal
+        self.agent = agent
+        self.skipped: list[Registered] = []  # Codex: registered, but Codex does not run them
         self.checked = 0
         self.unguarded: list[Call] = []
         self.untraced: list[Call] = []
@@ -116,13 +133,15 @@ class Report:
     def as_dict(self) -> dict[str, object]:
         return {
             "session": self.session_id,
+            "agent": self.agent,
             "journal": self.journal,
             "checked": self.checked,
             "unguarded": [call.as_dict() for call in self.unguarded],
             "untraced": [call.as_dict() for call in self.untraced],
             "approvals": self.approvals,
             "refusals": self.refusals,
-            "registered": sorted({f"{r.event}:{r.module} ({r.where})" for r in self.registered}),
+            "registered": sorted({r.shown() for r in self.registered}),
+            "skipped": sorted({r.shown() for r in self.skipped}),
             "trace_since": self.trace_since,
         }
 
@@ -537,6 +556,13 @@ def audit(
             report.untraced.append(call)
         else:
             report.unguarded.append(call)
+    decided(report, events, lines, root)
+    return report
+
+
+def decided(report: Report, events: list[Event], lines: list[dict[str, Any]], root: str) -> None:
+    """The session's refusals (its trace lines, and commands the decision log shows refused
+    while it ran) and its approvals, with who gave each, into ``report``."""
     report.refusals = [
         {
             "ts": line.get("ts"),
@@ -553,7 +579,6 @@ def audit(
     decisions = decision_lines(root)
     report.approvals = approvals(events, lines, decisions)
     report.refusals += commands_refused(events, lines, decisions)
-    return report
 
 
 def _spans(lines: list[dict[str, Any]]) -> list[tuple[float, float]]:
@@ -672,9 +697,23 @@ def approvals(
 
 def render(report: Report) -> str:
     """The report for a person."""
+    codex = report.agent == CODEX
     out = [f"session {report.session_id}", f"journal {report.journal}"]
+    if codex:
+        out[1:1] = ["agent Codex CLI (the session history is its rollout)"]
     if not report.registered:
-        out.append("no plangate hook is registered in any settings file: nothing to compare")
+        out.append(
+            "no plangate hook is registered where Codex reads hooks: nothing to compare "
+            "(run `plangate setup --codex`)"
+            if codex
+            else "no plangate hook is registered in any settings file: nothing to compare"
+        )
+    for reg in report.skipped:
+        out.append(
+            f"registered but skipped: {reg.event} hook `{reg.module}` in {reg.where} "
+            f"({reg.trust}): Codex does not run it; run `plangate setup --codex` (or trust it "
+            "in Codex's terminal UI), then `plangate doctor`"
+        )
     out.append(f"{report.checked} call(s) a registered plangate hook covers")
     if report.unguarded:
         out.append(f"UNGUARDED: {len(report.unguarded)} call(s) no plangate hook decided")
@@ -684,8 +723,12 @@ def render(report: Report) -> str:
                 f" (no answer from {', '.join(call.hooks)})"
             )
         out.append(
-            "  the hooks were switched off (disableAllHooks), removed, crashed or timed out: "
-            "run `plangate doctor`, and see `plangate explain unguarded_calls`"
+            "  the hooks were removed, not trusted by Codex (never, or edited since), crashed "
+            "or timed out: run `plangate doctor` (and `plangate setup --codex` to trust them "
+            "again), and see `plangate explain unguarded_calls`"
+            if codex
+            else "  the hooks were switched off (disableAllHooks), removed, crashed or timed "
+            "out: run `plangate doctor`, and see `plangate explain unguarded_calls`"
         )
     else:
         out.append("every covered call was decided")

@@ -286,7 +286,11 @@ def test_the_newest_session_of_the_project_is_the_default(
     monkeypatch.chdir(project.dir)  # put back after the test: later tests run where they began
     out = io.StringIO()
     code = audit_command(
-        None, config_dir=str(project.config), state_root=str(project.state), out=out
+        None,
+        config_dir=str(project.config),
+        state_root=str(project.state),
+        out=out,
+        codex_home=str(project.dir / "no-codex"),  # no Codex session of the user's counts
     )
     assert code == EXIT_UNGUARDED
     assert str(path) in out.getvalue() and "UNGUARDED: 1 call(s)" in out.getvalue()

@@ -96,10 +96,6 @@ def test_no_refusal_or_decision_takes_a_code_as_a_literal() -> None:
 #: left where this change may not edit, each with why.
 NOT_DEFINITIONS = {
     ("contracts/state.py", "AGENT"): "how a phase is entered (an Agent dispatch), not a code",
-    ("install/codex_live.py", "CODE"): (
-        "a repeat of defence_codes.PROTECTED_COMMAND in install/, which another change owns: "
-        "it should import the constant"
-    ),
 }
 
 

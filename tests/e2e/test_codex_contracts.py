@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -124,6 +125,8 @@ def test_a_workflow_begun_in_claude_code_holds_its_edit_limits_in_codex(
     assert "contract_pre_tool_use" in (codex.codex_home / "hooks.json").read_text()
     assert told.count(BLOCKED) == 4, told[-2000:]
     assert "contract_edit_scope" in told and "protected_path" in told
+    agents = re.findall(r"\(code \w+, ([^)]*)\)", told)  # each refusal names its agent
+    assert sorted(set(agents)) == ["Codex CLI 0.171.0", "Codex CLI version unknown"], agents
     written = (state / "analytics" / "autoplan-guard.jsonl").read_text().splitlines()
     log = [json.loads(line) for line in written]
     codes = [line.get("code") for line in log]
@@ -294,3 +297,53 @@ def test_a_typed_skill_out_of_order_in_codex_never_reaches_the_model(
         ("design", "contract_approval"),
         ("design", None),
     ], typed
+
+
+def test_a_write_the_hook_cannot_see_is_found_by_the_files_at_the_stop(
+    tmp_path: Path, codex_bin: Path, install_kit: InstallKit
+) -> None:
+    """The blocked model's next try in Codex: a Python one-liner that builds the source path
+    at run time, so no PreToolUse hook can see what it writes. The workflow's file check
+    finds it at the final stop: the stop is held (``contract_drift``, naming the file), Codex
+    goes on with the reason, the model takes the file away the same way, and the next stop
+    is released."""
+    state = tmp_path / "state"
+    spec = f".kiro/specs/{FEATURE}"
+    sneaky = "python3 -c \"import os; open(os.path.join('sr' + 'c', 'x.py'), 'w').write('1')\""
+    undo = "python3 -c \"import os; os.remove(os.path.join('sr' + 'c', 'x.py'))\""
+    script = Script(
+        main=[
+            [apply_patch(_patch(f"{spec}/requirements.md", "# Requirements"))],
+            [shell(sneaky)],
+            "Requirements written.",
+            [shell(undo)],
+            "Put back.",
+        ]
+    )
+    with StandIn(script) as model:
+        codex = CodexEnv.create(
+            tmp_path / "cx", model, binary=codex_bin, extra_env={"PLANGATE_STATE_ROOT": str(state)}
+        )
+        project = codex.project_dir
+        install_kit(CC_SDD_CODEX, project)
+        (project / spec).mkdir(parents=True)
+        (project / spec / "spec.json").write_text('{"feature_name": "greet"}\n')
+        (project / "src").mkdir()
+        _hooks(codex, stop=True, typed=True)
+        result = codex.exec(
+            f"$kiro-spec-requirements {FEATURE}", extra_args=["--dangerously-bypass-hook-trust"]
+        )
+        assert result.ok, result.describe()
+        held = [r for r in model.responses_requests() if HELD in str(r.body)]
+        asked = len(model.responses_requests(kind="main"))
+    assert asked == 5, asked  # each step once: the stop after "Put back." was not held
+    assert (project / spec / "requirements.md").is_file()
+    assert not (project / "src" / "x.py").exists()  # taken away after the hold
+    assert held, "the stop was not held"
+    assert "contract_drift" in str(held[0].body) and "src/x.py" in str(held[0].body)
+    (rollout,) = codex.rollouts
+    out = io.StringIO()
+    assert report(rollout.stem.split("-", 6)[-1], "armed", True, out, state_root=str(state)) == 0
+    gates = json.loads(out.getvalue())["sessions"][0]["gates"]
+    counts = gates["contract:cc-sdd"]["counts"]
+    assert (counts["fired"], counts["blocked"]) == (1, 1), counts  # one hold, then through

@@ -15,9 +15,10 @@ from typing import Any
 
 import pytest
 
+from plangate import hook_registry
 from plangate.harness.codex import CodexEnv
 from plangate.harness.standin import Script, StandIn, shell
-from plangate.install import codex_hooks
+from plangate.install import codex_hooks, codex_places
 from plangate.install.codex_live import codex_line
 from plangate.install.setup import setup
 from plangate.processes import run_bounded
@@ -148,3 +149,35 @@ def test_doctor_live_proves_the_codex_hooks(tmp_path: Path, codex_bin: Path) -> 
     status, detail, remedy = codex_line(environ, 90) or ("", "", "")
     assert status == "problem", detail
     assert "plangate setup --codex" in remedy
+
+
+def test_doctor_live_proves_hooks_registered_in_config_toml(
+    tmp_path: Path, codex_bin: Path
+) -> None:
+    """plangate registered by the person in ``config.toml``'s ``[hooks]`` (no hooks.json) is
+    proven too: trusted, the real session refuses; not trusted, it is a problem."""
+    cx = CodexEnv.create(tmp_path, "http://127.0.0.1:9/v1", binary=codex_bin)
+    environ = {"CODEX_HOME": str(cx.codex_home), "PLANGATE_CODEX_BIN": str(codex_bin)}
+    command = hook_registry.hook_command(
+        hook_registry.HOOK_MODULE_PREFIX + "contract_pre_tool_use", sys.executable
+    )
+    table = (
+        '[[hooks.PreToolUse]]\nmatcher = "^Bash$"\n[[hooks.PreToolUse.hooks]]\n'
+        f'type = "command"\ncommand = {json.dumps(command)}\ntimeout = 25\n'
+    )
+    config = cx.config_path
+    before = config.read_text()
+    config.write_text(before + "\n" + table)
+    status, detail, remedy = codex_line(environ, 90) or ("", "", "")
+    assert status == "problem", detail  # never trusted: Codex skips it without a word
+    assert "config.toml [hooks]" in detail and "plangate setup --codex" in remedy
+    place = codex_places.Place(str(config), codex_places.USER)
+    trust = "".join(
+        f"[hooks.state.{json.dumps(r.key)}]\ntrusted_hash = {json.dumps(r.digest)}\n"
+        for r in codex_places.registrations(place)
+    )
+    config.write_text(before + "\n" + table + trust)
+    status, detail, _ = codex_line(environ, 90) or ("", "", "")
+    assert status == "ok", detail
+    assert "config.toml [hooks]" in detail and "protected_command" in detail
+    assert config.read_text() == before + "\n" + table + trust  # nothing of the user's written

@@ -250,3 +250,20 @@ def test_the_default_sandbox_and_read_only_say_nothing(tmp_path: Path) -> None:
     assert _sandbox("", tmp_path / "app", tmp_path / "codex", **state) == []
     assert _sandbox('sandbox_mode = "workspace-write"\n', tmp_path / "app", tmp_path / "c") == []
     assert _sandbox('sandbox_mode = "read-only"\n', tmp_path, tmp_path / "codex", **state) == []
+
+
+def test_a_contract_hook_without_its_companions_is_named(tmp_path: Path) -> None:
+    home = tmp_path / "codex"
+    _setup(home)
+    assert _lines(home, tmp_path, "codex hooks missing") == []
+    hooks = home / "hooks.json"
+    data = json.loads(hooks.read_text())
+    del data["hooks"]["UserPromptSubmit"], data["hooks"]["Stop"]
+    hooks.write_text(json.dumps(data))
+    missing = _lines(home, tmp_path, "codex hooks missing")
+    assert [line.status for line in missing] == [PROBLEM, PROBLEM]
+    said = " ".join(line.detail for line in missing)
+    assert "UserPromptSubmit hook `prompt_expansion`" in said and "contract_drift" in said
+    assert all("plangate setup --codex" in line.remedy for line in missing)
+    _setup(home)  # the remedy, as printed
+    assert _lines(home, tmp_path, "codex hooks missing") == []

@@ -83,7 +83,7 @@ def test_turns_calls_and_outputs_in_order(tmp_path: Path) -> None:
     rollout.patch("call_2", PATCH)
     rollout.say("All done.")
     verdict = read_rollout(rollout.write(tmp_path), session_id=SESSION)
-    assert verdict.status == READY and verdict.claude_code_version == "0.171.0"
+    assert verdict.status == READY and verdict.claude_code_version == "codex-cli 0.171.0"
     kinds = [
         (type(e).__name__, getattr(e, "text", None) or getattr(e, "name", None))
         for e in verdict.events

@@ -1,8 +1,10 @@
 """``plangate audit [SESSION]``: the calls plangate's hooks should have decided and did not.
 
-SESSION is a session id, or the path of its journal; without it, the newest session of the
-project (``--project``, default the current folder). The comparison is
-:mod:`plangate.audit`'s.
+SESSION is a session id, or the path of its journal: a Claude Code session's, or a Codex CLI
+session's rollout (``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-…-<id>.jsonl``); without it, the
+project's (``--project``, default the current folder) newest session of either agent (the
+report says which). The comparison is :mod:`plangate.audit`'s (:mod:`plangate.audit_codex`'s
+for Codex).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import argparse
 import json
 import os
 import sys
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from plangate.errors import ExitCodes, PlangateError, UsageError
 from plangate.locations import claude_config_dir, project_slug
@@ -23,24 +25,36 @@ EXIT_CODES = ExitCodes(
         0: "every call a registered plangate hook covers was decided",
         EXIT_UNGUARDED: "at least one call went unguarded (listed)",
         2: "bad usage: a bad flag, no session found for the id or the project",
-        EXIT_UNREADABLE: "the journal could not be read (its reason code is printed)",
+        EXIT_UNREADABLE: "the journal (or Codex rollout) could not be read (its reason code is "
+        "printed)",
     },
     usage=2,
     failure=EXIT_UNREADABLE,
 )
 CWD_SCAN_LINES = 50
 
+if TYPE_CHECKING:
+    from plangate.audit import Report
+
 
 class JournalUnreadable(PlangateError):
     """The session's journal was refused by the reader."""
 
 
-def find_journal(session: str | None, project: str, config_dir: str) -> str:
-    """The journal of ``session`` (an id or a path), or the project's newest."""
+def find_journal(
+    session: str | None, project: str, config_dir: str, codex_home: str | None = None
+) -> str:
+    """The journal (or Codex rollout) of ``session`` (an id or a path), or the project's
+    newest session of either agent (Claude Code's journals; Codex's rollouts under
+    ``codex_home`` run in ``project``)."""
+    from plangate import audit_codex
+
     projects = os.path.join(config_dir, "projects")
     if session is not None and (os.sep in session or session.endswith(".jsonl")):
         if not os.path.isfile(session):
-            raise UsageError(f"no journal at {session}", "give a <session>.jsonl file")
+            raise UsageError(
+                f"no journal at {session}", "give a <session>.jsonl file or a Codex rollout"
+            )
         return os.path.abspath(session)
     folder = os.path.join(projects, project_slug(project))
     if session is not None:
@@ -55,20 +69,31 @@ def find_journal(session: str | None, project: str, config_dir: str) -> str:
             there = os.path.join(projects, slug, session + ".jsonl")
             if os.path.isfile(there):
                 return there
+        rollout = audit_codex.find_rollout(session, codex_home) if codex_home else None
+        if rollout is not None:
+            return rollout
+        where = f"{projects}" + (f" or {codex_home}/sessions" if codex_home else "")
         raise UsageError(
-            f"no session {session} under {projects}",
-            "give the session id `claude -p --output-format json` printed, or the journal path",
+            f"no session {session} under {where}",
+            "give the session id `claude -p --output-format json` (or `codex exec`) printed, "
+            "or the journal's (rollout's) path",
         )
     try:
         names = [name for name in os.listdir(folder) if name.endswith(".jsonl")]
     except OSError:
         names = []
-    if not names:
+    newest = max((os.path.join(folder, name) for name in names), key=os.path.getmtime, default=None)
+    after = os.path.getmtime(newest) if newest is not None else 0.0
+    rollout = audit_codex.newest_rollout(project, codex_home, after) if codex_home else None
+    if rollout is not None:
+        return rollout
+    if newest is None:
         raise UsageError(
-            f"no session of {project} under {folder}",
+            f"no session of {project} under {folder}"
+            + (f" or {codex_home}/sessions" if codex_home else ""),
             "run it in the project folder, pass --project DIR, or give SESSION",
         )
-    return max((os.path.join(folder, name) for name in names), key=os.path.getmtime)
+    return newest
 
 
 def recorded_cwd(path: str) -> str | None:
@@ -96,17 +121,25 @@ def audit_command(
     config_dir: str | None = None,
     state_root: str | None = None,
     out: TextIO | None = None,
+    codex_home: str | None = None,
 ) -> int:
     """Print the audit of one session; the exit code (:data:`EXIT_CODES`)."""
     sink = out if out is not None else sys.stdout
     config = config_dir or claude_config_dir()
+    from plangate.install.codex_hooks import codex_home as codex_home_of
+
+    home = codex_home or codex_home_of(os.environ)
     if project is not None and not os.path.isdir(project):
         raise UsageError(f"--project {project} is not a folder", "give the session's folder")
     folder = os.path.abspath(project) if project is not None else os.getcwd()
-    path = find_journal(session, folder, config)
+    path = find_journal(session, folder, config, home)
+    from plangate import audit, audit_codex
+
+    if audit_codex.is_rollout(path):
+        report = _codex(path, folder if project is not None else None, home, state_root)
+        return _print(report, as_json, sink)
     if project is None:
         folder = recorded_cwd(path) or folder
-    from plangate import audit
     from plangate.journal import read_journal
 
     # The session the file is named for (the one its hooks were called with); a journal
@@ -131,6 +164,34 @@ def audit_command(
         config_dir=config,
         subagents=audit.subagent_events(path, session_id),
     )
+    return _print(report, as_json, sink)
+
+
+def _codex(path: str, project: str | None, codex_home: str, state_root: str | None) -> Report:
+    """The audit of a Codex session: its rollout, the places Codex reads hooks from."""
+    from plangate import audit_codex
+    from plangate.journal.codex import meta, read_rollout
+
+    verdict = read_rollout(path)
+    if not verdict.ready or not verdict.session_id:
+        raise JournalUnreadable(
+            f"the Codex rollout {path} was not read: {verdict.reason} ({verdict.detail})",
+            f"run `plangate journal inspect {path}` for why",
+        )
+    folder = meta(path, "cwd") or project or os.getcwd()  # where Codex read its hooks
+    return audit_codex.audit(
+        verdict.events,
+        verdict.session_id,
+        path,
+        project=folder,
+        state_root=state_root,
+        codex_home=codex_home,
+    )
+
+
+def _print(report: Report, as_json: bool, sink: TextIO) -> int:
+    from plangate import audit
+
     if as_json:
         sink.write(json.dumps(report.as_dict(), indent=2) + "\n")
     else:
@@ -143,7 +204,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "audit",
         help="the calls of a session plangate's hooks did not decide",
         description=(
-            "Compare a Claude Code session's journal with plangate's hook-call trace and "
+            "Compare a Claude Code session's journal (or a Codex CLI session's rollout) with "
+            "plangate's hook-call trace and "
             "decision log: every call a registered plangate hook covers and no hook decided "
             "(the hooks switched off, removed, crashed or timed out), every approval with "
             "who gave it, and every refusal. Exit 0 when every covered call was decided, "
@@ -154,7 +216,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "session",
         nargs="?",
         metavar="SESSION",
-        help="a session id or its journal's path (default: the project's newest session)",
+        help="a session id, its journal's path or a Codex rollout's path (default: the "
+        "project's newest session, Claude Code's or Codex's)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(

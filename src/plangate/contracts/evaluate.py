@@ -32,6 +32,7 @@ from plangate.decisions import log, reasons
 from plangate.engine import WAIT, Again, Workflow
 from plangate.hook_io import protocol
 from plangate.journal.codes import IDENTITY
+from plangate.journal.codex_folder import is_codex_payload
 from plangate.journal.settle import Settle
 from plangate.journal.verdict import ERROR, Verdict
 from plangate.journal.world import OS
@@ -170,17 +171,6 @@ def _behind(verdict: Verdict, tool_use_id: str) -> bool:
     return not events or events[-1].kind not in ANSWERED
 
 
-def codex_payload(payload: dict[str, Any]) -> bool:
-    """Whether the hook payload is Codex CLI's: its ``transcript_path`` a rollout
-    (``…/sessions/YYYY/MM/DD/rollout-<time>-<session>.jsonl``) and a ``turn_id`` beside it."""
-    transcript = payload.get("transcript_path")
-    return (
-        isinstance(transcript, str)
-        and os.path.basename(transcript).startswith("rollout-")
-        and isinstance(payload.get("turn_id"), str)
-    )
-
-
 class Pass:
     """A contract decision's pass (an attempt of :mod:`plangate.engine`): ``full``, the whole
     session, never a window (:func:`unwindowed`); ``whole_now``, this pass's read is whole
@@ -217,7 +207,7 @@ class HistoryRead(Workflow):
         self.tool_use_id = value if isinstance(value, str) else None
         # A subagent's call is journaled in the subagent's file, never on the main chain.
         self.waits = self.tool_use_id is not None and payload.get("agent_id") is None
-        self.codex = codex_payload(payload)
+        self.codex = is_codex_payload(payload)
         self.world: World = OS
         self.pass_tracker: Tracker | None = None
         self.wait = Settle(0.0)
@@ -402,7 +392,7 @@ def _fold(
     """:func:`state.fold` with the queued prompts Claude Code's queue operations surround. In
     Codex a call runs in the session's folder unless its ``workdir`` says otherwise (the
     rollout reader makes that a ``cd``), whatever folder the current call runs in."""
-    if codex_payload(payload):
+    if is_codex_payload(payload):
         cwd = project
     lines = [event.record for event in read.events if event.kind == "queued_prompt"]
     paired: set[int] = set()

@@ -26,6 +26,7 @@ from plangate.gates.errors import GATE_TIMEOUT, GATE_TRANSCRIPT, GateError, Gate
 from plangate.gates.gate import STOP, SUBAGENT_STOP, Gate
 from plangate.gates.judgement import Judgement
 from plangate.gates.timing import Deadline, deadline_ms
+from plangate.journal.codex_folder import is_codex_payload
 from plangate.journal.world import OS
 
 TYPE_CHECKING = False
@@ -262,7 +263,7 @@ def decide(
         if subagent:
             assert isinstance(agent_path, str)
             view, _ = reader.read_subagent(agent_path, agent, last, after, deadline)
-        elif evaluate.codex_payload(payload):
+        elif is_codex_payload(payload):
             view, _ = reader.read_codex(transcript, session, last, after, deadline)
         else:
             view, _ = reader.read_session(transcript, session, last, after, deadline)

@@ -404,17 +404,21 @@ def _clip(value: str) -> str:
     return value if len(value) <= _FIELD_MAX else value[: _FIELD_MAX - 3] + "..."
 
 
-def _version(claude_code_version: str | None) -> str:
-    if not claude_code_version:
-        return "version unknown"
-    return _clip(claude_code_version)
+def _agent(version: str | None) -> str:
+    """The agent and its version, as a refusal names them: a Codex session's version begins
+    with :data:`~plangate.journal.codex_folder.AGENT` (``codex-cli 0.171.0``); any other is
+    Claude Code's."""
+    from plangate.journal.codex_folder import AGENT as CODEX_AGENT
+
+    name = "Claude Code"
+    if version is not None and version.split(" ", 1)[0] == CODEX_AGENT:
+        name, version = "Codex CLI", version[len(CODEX_AGENT) :].strip()
+    return f"{name} {_clip(version) if version else 'version unknown'}"
 
 
 def _trailer(code: str, claude_code_version: str | None, label: str = "code") -> str:
-    return (
-        f"({label} {code}, Claude Code {_version(claude_code_version)}). "
-        f"Run `plangate explain {code}` for what to do."
-    )
+    agent = _agent(claude_code_version)
+    return f"({label} {code}, {agent}). Run `plangate explain {code}` for what to do."
 
 
 def deny_reason(

@@ -337,6 +337,7 @@ def checks(environ: Mapping[str, str], cwd: str, codex_found: bool) -> list[Chec
         found.append(_trust_check(entries, state, hooks_path))
     found.extend(unreadable)
     found.extend(codex_places.twice_check(found_all))
+    found.extend(codex_places.missing_check(found_all))
     found.extend(codex_places.elsewhere_check(found_all, state, hooks_path))
     found.extend(codex_sandbox.checks(environ, home, text, cwd))
     return found

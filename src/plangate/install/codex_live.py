@@ -14,58 +14,63 @@ Nothing of the user's is written: the session's state root, HOME and project are
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from plangate.decisions.defence_codes import PROTECTED_COMMAND
 from plangate.errors import PlangateError
 from plangate.harness.codex import CodexEnv, find_codex
 from plangate.harness.standin import Script, StandIn, shell
-from plangate.install import codex_hooks, settings_file
+from plangate.install import codex_hooks, codex_places, settings_file
 from plangate.processes import run_bounded
 
 PROOF_COMMAND = "plangate approve plangate-live proof --yes"
 BLOCKED = "Command blocked by PreToolUse hook"
-CODE = "protected_command"
+CODE = PROTECTED_COMMAND
 NAME = "live codex hooks"
 
 
 def codex_line(environ: Mapping[str, str], timeout: float) -> tuple[str, str, str] | None:
     """(status, detail, remedy) of the Codex proof: ``ok``, ``problem`` or ``skip``; None when
-    Codex is neither installed nor configured here."""
+    Codex is neither installed nor configured here. plangate's hooks are proven where the user
+    registered them: ``hooks.json``, else the ``[hooks]`` tables of ``config.toml``."""
     home = codex_hooks.codex_home(environ)
     hooks_path = os.path.join(home, codex_hooks.HOOKS_FILE)
+    config_path = os.path.join(home, codex_hooks.CONFIG_FILE)
     try:
         hooks = settings_file.read(hooks_path)
         entries = codex_hooks.trust_entries(hooks.target, hooks.data)
-        config_text = _text(os.path.join(home, codex_hooks.CONFIG_FILE))
-        state = codex_hooks.trusted(config_text)
+        state = codex_hooks.trusted(_text(config_path))
+        registered = _registered(hooks, entries, config_path, state)
     except (PlangateError, ValueError) as error:
         return "problem", f"Codex's files cannot be read: {error}", "fix them, then run again"
-    if not entries and not os.path.isdir(home):
+    if registered is None and not os.path.isdir(home):
         return None
     try:
         binary = find_codex()
     except PlangateError as error:
-        if not entries:
+        if registered is None:
             return None
         return "problem", f"plangate's hooks are registered in Codex, but {error}", ""
-    if not entries:
+    if registered is None:
         return (
             "skip",
-            f"not proven: no plangate hooks in {hooks_path} "
+            f"not proven: no plangate hooks in {hooks_path} or {config_path} "
             "(register them: plangate setup --codex)",
             "",
         )
+    place, as_json, trust = registered
     version = _version(binary)
     root = Path(tempfile.mkdtemp(prefix="plangate-live-codex-"))
     try:
-        blocked = _prove(root, binary, hooks, entries, state, timeout)
+        blocked = _prove(root, binary, as_json, trust, timeout)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    where = f"with hooks in {hooks_path} (Codex {version})"
+    where = f"with hooks in {place} (Codex {version})"
     if blocked:
         return (
             "ok",
@@ -78,6 +83,38 @@ def codex_line(environ: Mapping[str, str], timeout: float) -> tuple[str, str, st
         f"(a hook Codex does not trust, or cannot run, is skipped without a word), {where}",
         "run `plangate setup --codex` again, then `plangate doctor --live`",
     )
+
+
+def _registered(
+    hooks: settings_file.SettingsFile,
+    entries: list[tuple[str, str]],
+    config_path: str,
+    state: Mapping[str, str],
+) -> tuple[str, bytes, list[tuple[str, str]]] | None:
+    """Where plangate's hooks are registered for the user, the hooks there as ``hooks.json``
+    bytes, and the trust the user gave each (``(key suffix, hash)``: ``:event:group:handler``,
+    only for a handler trusted with its current hash). None when neither file has them."""
+    if entries:
+        trust = [
+            (key[len(hooks.target) :], digest)
+            for key, digest in entries
+            if state.get(key) == digest
+        ]
+        return hooks.target, hooks.original or b"", trust
+    place = codex_places.Place(config_path, codex_places.USER)
+    found = codex_places.registrations(place)
+    if not found:
+        return None
+    # A handler in config.toml hashes as its hooks.json twin: carried as hooks.json, with the
+    # same group and handler positions, so the user's trust carries over key for key.
+    data = codex_places.as_json_hooks(place)
+    prefix = os.path.join(os.path.realpath(os.path.dirname(config_path)), "config.toml")
+    trust = [
+        (r.key[len(prefix) :], r.digest)
+        for r in found
+        if r.key.startswith(prefix) and state.get(r.key) == r.digest
+    ]
+    return f"{config_path} [hooks]", json.dumps(data).encode("utf-8"), trust
 
 
 def _text(path: str) -> str:
@@ -95,28 +132,20 @@ def _version(binary: Path) -> str:
 
 
 def _prove(
-    root: Path,
-    binary: Path,
-    hooks: settings_file.SettingsFile,
-    entries: list[tuple[str, str]],
-    state: Mapping[str, str],
-    timeout: float,
+    root: Path, binary: Path, hooks: bytes, trust: list[tuple[str, str]], timeout: float
 ) -> bool:
-    """Whether Codex told the model plangate's hook blocked the person-only command."""
+    """Whether Codex told the model plangate's hook blocked the person-only command, with
+    ``hooks`` as the throwaway ``hooks.json`` and the user's ``trust`` re-keyed to it."""
     script = Script(main=[[shell(PROOF_COMMAND)], "Done."])
     with StandIn(script) as model:
         env = CodexEnv.create(
             root, model, binary=binary, extra_env={"PLANGATE_STATE_ROOT": str(root / "state")}
         )
         copy = env.codex_home / codex_hooks.HOOKS_FILE
-        copy.write_bytes(hooks.original or b"")
-        carried = [
-            (str(copy) + key[len(hooks.target) :], digest)
-            for key, digest in entries
-            if state.get(key) == digest
-        ]
-        trust = codex_hooks.with_block("", carried, False) if carried else ""
-        env.write_config(extra=trust)
+        copy.write_bytes(hooks)
+        carried = [(str(copy) + suffix, digest) for suffix, digest in trust]
+        config = codex_hooks.with_block("", carried, False) if carried else ""
+        env.write_config(extra=config)
         env.exec("Run the command.", timeout=timeout)
         requests = model.responses_requests(kind="main")
     return any(BLOCKED in request.text() and CODE in request.text() for request in requests[1:])

@@ -71,6 +71,7 @@ class Registration:
     module: str
     key: str
     digest: str
+    matcher: str | None = None
 
 
 def project_folders(cwd: str) -> list[str]:
@@ -126,6 +127,31 @@ def _hooks_of(place: Place) -> Mapping[str, Any]:
     return {"hooks": {event: groups for event, groups in table.items() if event != "state"}}
 
 
+def as_json_hooks(place: Place) -> dict[str, Any]:
+    """The place's hooks as a ``hooks.json`` holds them (TOML handler keys spelled as
+    ``hooks.json`` spells them), every group and handler at its position."""
+    hooks = _hooks_of(place).get("hooks", {})
+    converted: dict[str, Any] = {}
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            continue
+        converted[event] = [
+            {**group, "hooks": [_json_only(h) for h in group.get("hooks", [])]}
+            if isinstance(group, dict)
+            else group
+            for group in groups
+        ]
+    return {"hooks": converted}
+
+
+def _json_only(handler: Mapping[str, Any]) -> dict[str, Any]:
+    """A TOML handler as ``hooks.json`` writes it: no TOML-only key left beside its twin."""
+    out = _as_json_handler(handler)
+    out.pop("timeout_sec", None)
+    out.pop("status_message", None)
+    return out
+
+
 def module_of(command: object) -> str:
     """The plangate hook module a command runs (``?`` when it names none)."""
     found = _MODULE.search(command) if isinstance(command, str) else None
@@ -154,6 +180,9 @@ def registrations(place: Place) -> list[Registration]:
                         module=module_of(handler.get("command")),
                         key=f"{key_path}:{event_label(event)}:{index}:{position}",
                         digest=trusted_hash(event, group, handler),
+                        matcher=matcher
+                        if isinstance(matcher := group.get("matcher"), str)
+                        else None,
                     )
                 )
     return found
@@ -216,6 +245,38 @@ def twice_check(found: list[Registration]) -> list[Check]:
             )
         )
     return lines
+
+
+#: With the contracts' PreToolUse hook, the other hooks ``setup --codex`` registers beside it,
+#: and what is lost without each.
+COMPANIONS = {
+    ("UserPromptSubmit", "prompt_expansion"): (
+        "a phase the person types ($skill) is neither checked before it reaches the model nor "
+        "snapshotted, so the files changed in it are not judged at its end"
+    ),
+    ("Stop", "contract_stop"): (
+        "the final stop is never held: the definition of done and the files changed outside "
+        "the phase (contract_drift) go unchecked"
+    ),
+}
+
+
+def missing_check(found: list[Registration]) -> list[Check]:
+    """A problem for each hook the contracts need beside their PreToolUse hook, registered
+    nowhere (every place counts, trusted or not: trust has its own lines)."""
+    have = {(r.event, r.module) for r in found}
+    if ("PreToolUse", "contract_pre_tool_use") not in have:
+        return []
+    return [
+        Check(
+            "codex hooks missing",
+            PROBLEM,
+            f"plangate's {event} hook `{module}` is not registered: {lost}",
+            "run `plangate setup --codex` (it registers all three), then plangate doctor again",
+        )
+        for (event, module), lost in COMPANIONS.items()
+        if (event, module) not in have
+    ]
 
 
 def elsewhere_check(

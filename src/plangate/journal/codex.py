@@ -39,6 +39,7 @@ import os
 
 from plangate import jsonio
 from plangate.journal import codes
+from plangate.journal.codex_folder import AGENT
 from plangate.journal.events import AssistantText, HumanTurn, ToolResult, ToolUse
 from plangate.journal.verdict import READY, Verdict
 
@@ -171,7 +172,8 @@ def _first(
         return verdict.refuse(codes.IDENTITY, f"the history is session {found}, not {session_id}")
     verdict.session_id = str(found)
     version = payload.get("cli_version")
-    verdict.claude_code_version = str(version) if isinstance(version, str) else None
+    # The agent named with its version, as Codex names itself: refusals and the log say Codex.
+    verdict.claude_code_version = f"{AGENT} {version}" if isinstance(version, str) else AGENT
     return None
 
 

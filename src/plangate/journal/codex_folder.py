@@ -18,15 +18,28 @@ META = b'"type":"session_meta","payload":{'
 KEY = b'"cwd":"'
 
 
+AGENT = "codex-cli"
+"""How Codex names itself (``codex --version``): the agent part of a version plangate logs
+and shows for a Codex session (``codex-cli 0.171.0``)."""
+
+
+def is_codex_payload(payload: dict[str, object]) -> bool:
+    """Whether a hook payload is Codex CLI's: its ``transcript_path`` a rollout
+    (``…/sessions/YYYY/MM/DD/rollout-<time>-<session>.jsonl``) and a ``turn_id`` beside it."""
+    path = payload.get("transcript_path")
+    return (
+        isinstance(path, str)
+        and os.path.basename(path).startswith("rollout-")
+        and isinstance(payload.get("turn_id"), str)
+    )
+
+
 def session_folder(payload: dict[str, object]) -> str | None:
     """The folder a Codex hook payload's session runs in: the project. None for a payload not
-    Codex's (its ``transcript_path`` a ``rollout-…`` file, a ``turn_id`` beside it) or a
-    history that does not say."""
-    path = payload.get("transcript_path")
-    if not isinstance(path, str) or not isinstance(payload.get("turn_id"), str):
+    Codex's (:func:`is_codex_payload`) or a history that does not say."""
+    if not is_codex_payload(payload):
         return None
-    if not os.path.basename(path).startswith("rollout-"):
-        return None
+    path = str(payload["transcript_path"])
     try:
         with open(path, "rb") as handle:
             head = handle.read(HEAD_BYTES)

@@ -432,7 +432,11 @@ def refusal(payload: Payload) -> Output | None:
     if found is None:
         return None
     from plangate.decisions import log, reasons
+    from plangate.journal.codex_folder import AGENT, is_codex_payload
 
-    decision = reasons.Decision.deny(found.code, detail=found.detail, path=reasons.PATH_PAYLOAD)
+    agent = AGENT if is_codex_payload(payload) else None  # no history read: no version
+    decision = reasons.Decision.deny(
+        found.code, detail=found.detail, path=reasons.PATH_PAYLOAD, claude_code_version=agent
+    )
     log.append_decision(decision, extra={"event": "protect"})
     return decision.output()
