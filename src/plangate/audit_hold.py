@@ -1,17 +1,18 @@
 """The final stop of a session in a workflow is held once when calls went unguarded.
 
-The Stop hooks' policies (:mod:`plangate.hooks.contract_stop` for a workflow contract,
-:mod:`plangate.hooks.stop` for /autoplan) run :func:`hold` before their gate
-(:mod:`plangate.hook_io.runtime`): when the session is in a workflow (a contract's phase is
-current, or /autoplan was loaded while the /autoplan gate is on) and
-:func:`plangate.audit.audit` finds tool calls that a registered plangate hook covers and
-none decided (the hooks were switched off with ``disableAllHooks``, removed, crashed or
-timed out), the stop is held with ``unguarded_calls``, naming a few of them and counting the
-rest. The hold is recorded by a marker, ``<state root>/audit-holds/<session>.<count>``,
-created with ``O_EXCL`` (two Stop hooks that run at once hold once between them), so the
-next stop goes through; a later stop with more unguarded calls (the hooks switched off
-again) is held again, once. Anything that fails here lets the stop go on to the gate as
-before.
+The Stop hooks' policies (:mod:`plangate.hooks.contract_stop` for a workflow contract, in
+Claude Code or Codex CLI; :mod:`plangate.hooks.stop` for /autoplan) run :func:`hold` before
+their gate (:mod:`plangate.hook_io.runtime`): when the session is in a workflow (a contract's
+phase is current, or /autoplan was loaded while the /autoplan gate is on) and
+:func:`plangate.audit.audit` (:func:`plangate.audit_codex.audit` for a Codex session) finds
+tool calls that a registered plangate hook covers and none decided (the hooks were switched
+off with ``disableAllHooks``, removed, crashed or timed out; in Codex, a PreToolUse hook
+edited since it was trusted, which Codex skips in silence), the stop is held with
+``unguarded_calls``, naming a few of them and counting the rest. The hold is recorded by a
+marker, ``<state root>/audit-holds/<session>.<count>``, created with ``O_EXCL`` (two Stop
+hooks that run at once hold once between them), so the next stop goes through; a later stop
+with more unguarded calls (the hooks switched off again) is held again, once. Anything that
+fails here lets the stop go on to the gate as before.
 """
 
 from __future__ import annotations
@@ -67,7 +68,13 @@ def held(payload: dict[str, Any], kind: str, state_root: str | None = None) -> A
 
     if not valid_session_id(session) or not os.path.isabs(cwd):
         return None
-    project = os.path.normpath(os.environ.get("CLAUDE_PROJECT_DIR") or cwd)
+    from plangate.journal.codex_folder import is_codex_payload, session_folder
+
+    codex = is_codex_payload(payload)
+    if codex:  # Codex sets no CLAUDE_PROJECT_DIR: its project is the session's folder
+        project = os.path.normpath(session_folder(payload) or cwd)
+    else:
+        project = os.path.normpath(os.environ.get("CLAUDE_PROJECT_DIR") or cwd)
     root = state_root
     if root is None:
         from plangate import locations
@@ -80,25 +87,30 @@ def held(payload: dict[str, Any], kind: str, state_root: str | None = None) -> A
             return None
     elif not _autoplan_gate_on() or not _mentions(transcript, b"autoplan"):
         return None  # no /autoplan in the session: no journal parse on an ordinary stop
-    events = _events(transcript, session)
+    events = _events(transcript, session, codex)
     if events is None or not in_workflow(events, kind, project, cwd):
         return None
-    from plangate import audit
+    if codex:
+        from plangate import audit_codex
 
-    report = audit.audit(
-        events,
-        session,
-        transcript,
-        project=project,
-        cwd=cwd,
-        state_root=root,
-        stops=False,
-        subagents=audit.subagent_events(transcript, session),
-    )
+        report = audit_codex.audit(events, session, transcript, project=project, state_root=root)
+    else:
+        from plangate import audit
+
+        report = audit.audit(
+            events,
+            session,
+            transcript,
+            project=project,
+            cwd=cwd,
+            state_root=root,
+            stops=False,
+            subagents=audit.subagent_events(transcript, session),
+        )
     calls = [call for call in report.unguarded if call.kind == "tool"]
     if not calls or not _mark(root, marker_name(session, len(calls))):
         return None
-    return block(calls, root)
+    return block(calls, root, codex)
 
 
 def _autoplan_gate_on() -> bool:
@@ -122,11 +134,20 @@ def _mentions(path: str, word: bytes) -> bool:
         return False
 
 
-def _events(transcript: str, session: str) -> list[Event] | None:
+def _events(transcript: str, session: str, codex: bool) -> list[Event] | None:
+    """The session's events: Claude Code's journal, or Codex's rollout (``codex``)."""
     from plangate.hook_io.runtime import within
-    from plangate.journal import read_journal
 
-    verdict = within(READ_SECONDS, lambda: read_journal(transcript, session_id=session, full=True))
+    if codex:
+        from plangate.journal.codex import read_rollout
+
+        verdict = within(READ_SECONDS, lambda: read_rollout(transcript, session_id=session))
+    else:
+        from plangate.journal import read_journal
+
+        verdict = within(
+            READ_SECONDS, lambda: read_journal(transcript, session_id=session, full=True)
+        )
     if verdict is None or not verdict.ready:
         return None
     return verdict.events
@@ -174,11 +195,15 @@ def detail(calls: list[Any]) -> str:
     return f"{len(calls)} unguarded: {named}{more}"
 
 
-def block(calls: list[Any], root: str) -> Answer:
+def block(calls: list[Any], root: str, codex: bool = False) -> Answer:
     from plangate.decisions import log, reasons
     from plangate.decisions.defence_codes import UNGUARDED_CALLS
     from plangate.hook_io.runtime import Answer
+    from plangate.journal.codex_folder import AGENT
 
-    decision = reasons.Decision.deny(UNGUARDED_CALLS, detail=detail(calls))
+    agent = AGENT if codex else None  # the reason names the agent it holds
+    decision = reasons.Decision.deny(
+        UNGUARDED_CALLS, detail=detail(calls), claude_code_version=agent
+    )
     log.append_decision(decision, state_root=root, extra={"event": "stop"})
     return Answer(decision)  # the runner writes it as a Stop block

@@ -210,3 +210,52 @@ def test_calls_after_the_hooks_are_edited_or_removed_are_unguarded(
     assert "agent Codex CLI" in done.stdout
     if how == "edited":
         assert "registered but skipped" in done.stdout and "plangate setup --codex" in done.stdout
+
+
+def test_a_stop_after_calls_codex_skipped_the_hook_for_is_held_once(
+    tmp_path: Path, codex_bin: Path, install_kit: InstallKit
+) -> None:
+    """In a workflow, only plangate's PreToolUse hook is edited between two turns (Codex now
+    skips it in silence; the typed-prompt and Stop hooks still run): the model's next call
+    goes through unguarded, and its final stop is held once (``unguarded_calls``, naming the
+    call); the stop after goes on to the gate."""
+    state = tmp_path / "state"
+    note = f"*** Begin Patch\n*** Add File: {SPEC}/notes.md\n+later\n*** End Patch\n"
+    patch = REQUIREMENTS.replace("\n", "\n+")[:-1]
+    requirements = f"*** Begin Patch\n*** Add File: {SPEC}/requirements.md\n+{patch}*** End Patch\n"
+    script = Script(
+        main=[
+            [apply_patch(requirements)],
+            "Requirements written.",
+            [apply_patch(note)],
+            "Noted.",
+            "Understood.",
+        ]
+    )
+    with StandIn(script) as model:
+        cx = CodexEnv.create(
+            tmp_path / "cx", model, binary=codex_bin, extra_env={"PLANGATE_STATE_ROOT": str(state)}
+        )
+        project = cx.project_dir
+        install_kit(CC_SDD_CODEX, project)
+        (project / SPEC).mkdir(parents=True)
+        (project / SPEC / "spec.json").write_text('{"feature_name": "greet"}\n')
+        _setup(cx)
+        first = cx.exec(f"$kiro-spec-requirements {FEATURE}")
+        hooks = cx.codex_home / "hooks.json"
+        data = json.loads(hooks.read_text())
+        data["hooks"]["PreToolUse"][0]["hooks"][0]["timeout"] = 24  # only this one untrusted
+        hooks.write_text(json.dumps(data, indent=2))
+        second = cx.exec("add a note", extra_args=["resume", "--last"])
+        asked = [str(r.body) for r in model.responses_requests(kind="main")]
+    assert first.ok, first.describe()
+    assert second.ok, second.describe()
+    assert (project / SPEC / "notes.md").is_file()  # the unguarded call ran
+    assert len(asked) == 5, len(asked)  # held once, then through
+    held = [body for body in asked if "unguarded_calls" in body]
+    assert held and "apply_patch" in held[0], held[:1]
+    assert "Codex CLI version unknown" in held[0]  # the agent named as everywhere in Codex
+    written = (state / "analytics" / "autoplan-guard.jsonl").read_text().splitlines()
+    holds = [json.loads(line) for line in written if '"unguarded_calls"' in line]
+    assert [(line["event"], line["decision"]) for line in holds] == [("stop", "deny")], holds
+    assert list((state / "audit-holds").iterdir()), "the hold's marker"
