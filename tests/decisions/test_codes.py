@@ -16,7 +16,7 @@ CODES = frozenset(reasons.KNOWN_CODES) | frozenset(reasons.SEED_CODES_NOT_RAISED
 
 #: Calls that take a code: the guard's refusal, a decision and its constructors, a contract
 #: ruling, the runner's answer.
-TAKES_A_CODE = frozenset({"Refusal", "Decision", "Ruling", "Answer"})
+TAKES_A_CODE = frozenset({"Refusal", "Decision", "Ruling", "Answer", "Observation"})
 DECISION_CONSTRUCTORS = frozenset({"deny", "unverified"})
 
 

@@ -22,6 +22,7 @@ event, and the window is taken from them as the fold's selection named it.
 
 from __future__ import annotations
 
+from plangate.decisions import reasons
 from plangate.engine import AGAIN, WAIT, Workflow, settle
 from plangate.guard.fold import GuardState
 from plangate.guard.invocation import Disarm
@@ -40,9 +41,9 @@ if TYPE_CHECKING:
 DEADLINE_SECONDS = 2.0
 UNVERIFIED_READER_CODES = frozenset({codes.TOO_LARGE, codes.REWRITTEN})
 
-JOURNAL = "journal"
-PAYLOAD = "payload"
-NONE = "none"
+JOURNAL = reasons.PATH_JOURNAL
+PAYLOAD = reasons.PATH_PAYLOAD
+NONE = reasons.PATH_NONE
 
 
 class Observation:
@@ -140,13 +141,13 @@ class JournalRead(Workflow):
             if tool_use_id in chain.uses:
                 # Journaled before the window: before the init that binds the invocation.
                 detail = "the journal records this call before the invocation's init"
-                return Observation(verdict, JOURNAL, "current_mismatch", detail, chain=chain)
+                return Observation(verdict, JOURNAL, reasons.CURRENT_MISMATCH, detail, chain=chain)
             stray = verdict.stray_tool_uses.get(tool_use_id)
             if stray is not None and stray != "unreachable":
                 return Observation(
                     verdict,
                     JOURNAL,
-                    "current_mismatch",
+                    reasons.CURRENT_MISMATCH,
                     f"the journal records this call in {stray}",
                     chain=chain,
                 )
@@ -171,10 +172,12 @@ class JournalRead(Workflow):
             if attempt and not chain.lagged():
                 return Observation(last, PAYLOAD, chain=chain)
             detail = "an earlier tool call has no result"
-            return Observation(last, PAYLOAD, "journal_lag", detail, chain=chain)
+            return Observation(last, PAYLOAD, reasons.JOURNAL_LAG, detail, chain=chain)
         if last.exists:
-            return Observation(last, NONE, "journal_lag", "nothing in the journal is owned yet")
-        return Observation(last, NONE, "journal_missing", "the session journal does not exist")
+            owned = "nothing in the journal is owned yet"
+            return Observation(last, NONE, reasons.JOURNAL_LAG, owned)
+        missing = "the session journal does not exist"
+        return Observation(last, NONE, reasons.JOURNAL_MISSING, missing)
 
 
 def observe(
