@@ -20,14 +20,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from codex_support import cc_sdd_project, setup_codex
 
 from plangate.commands.audit import EXIT_UNGUARDED, audit_command
 from plangate.harness.codex import CodexEnv
 from plangate.harness.standin import Script, StandIn
 from plangate.harness.standin.responses import apply_patch, shell
-from plangate.install.setup import setup
 from plangate.processes import run_bounded
-from testkit.kits import CC_SDD_CODEX
 from tests.conftest import InstallKit
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
@@ -40,19 +39,6 @@ REQUIREMENTS = (
 )
 SOURCE_PATCH = "*** Begin Patch\n*** Add File: src/greet.py\n+print('hello')\n*** End Patch\n"
 NOTE_PATCH = "*** Begin Patch\n*** Add File: notes.txt\n+later\n*** End Patch\n"
-
-
-def _setup(cx: CodexEnv, *, uninstall: bool = False) -> None:
-    setup(
-        project=False,
-        uninstall=uninstall,
-        ceo_review_gate=None,
-        autoplan_gate=None,
-        out=io.StringIO(),
-        python=sys.executable,
-        environ={"CODEX_HOME": str(cx.codex_home)},
-        codex=True,
-    )
 
 
 def _audit(cx: CodexEnv, state: Path, session: str | None, tmp_path: Path) -> tuple[int, Any]:
@@ -87,11 +73,9 @@ def test_a_guarded_codex_session_is_audited_clean(
             tmp_path / "cx", model, binary=codex_bin, extra_env={"PLANGATE_STATE_ROOT": str(state)}
         )
         project = cx.project_dir
-        install_kit(CC_SDD_CODEX, project)
-        (project / SPEC).mkdir(parents=True)
-        (project / SPEC / "spec.json").write_text('{"feature_name": "greet"}\n')
+        cc_sdd_project(install_kit, project, SPEC)
         (project / SPEC / "requirements.md").write_text(REQUIREMENTS)
-        _setup(cx)
+        setup_codex(cx)
         first = cx.exec("go on with the greeting")
         resume = ["resume", "--last"]  # the same session, a next turn
         refused = cx.exec(f"$kiro-spec-design {FEATURE}", extra_args=resume)
@@ -164,13 +148,13 @@ def test_calls_after_the_hooks_are_edited_or_removed_are_unguarded(
         cx = CodexEnv.create(
             tmp_path / "cx", model, binary=codex_bin, extra_env={"PLANGATE_STATE_ROOT": str(state)}
         )
-        _setup(cx)
+        setup_codex(cx)
         first = cx.exec("first")
         hooks = cx.codex_home / "hooks.json"
         if how == "edited":  # Codex skips a hook edited since it was trusted, without a word
             hooks.write_text(hooks.read_text().replace('"timeout": 25', '"timeout": 24'))
         else:
-            _setup(cx, uninstall=True)
+            setup_codex(cx, uninstall=True)
             assert not hooks.exists()
         second = cx.exec("second", extra_args=["resume", "--last"])
     assert first.ok, first.describe()
@@ -237,10 +221,8 @@ def test_a_stop_after_calls_codex_skipped_the_hook_for_is_held_once(
             tmp_path / "cx", model, binary=codex_bin, extra_env={"PLANGATE_STATE_ROOT": str(state)}
         )
         project = cx.project_dir
-        install_kit(CC_SDD_CODEX, project)
-        (project / SPEC).mkdir(parents=True)
-        (project / SPEC / "spec.json").write_text('{"feature_name": "greet"}\n')
-        _setup(cx)
+        cc_sdd_project(install_kit, project, SPEC)
+        setup_codex(cx)
         first = cx.exec(f"$kiro-spec-requirements {FEATURE}")
         hooks = cx.codex_home / "hooks.json"
         data = json.loads(hooks.read_text())

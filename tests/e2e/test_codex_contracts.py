@@ -23,6 +23,7 @@ import re
 from pathlib import Path
 
 import pytest
+from codex_support import cc_sdd_project
 
 from plangate.commands.report import report
 from plangate.contracts import evaluate, progress
@@ -158,9 +159,7 @@ def test_a_workflow_typed_in_codex_holds_on_cc_sdd_installed_for_codex(
         codex = CodexEnv.create(
             tmp_path / "cx", model, binary=codex_bin, extra_env={"PLANGATE_STATE_ROOT": str(state)}
         )
-        install_kit(CC_SDD_CODEX, codex.project_dir)
-        (codex.project_dir / spec).mkdir(parents=True)
-        (codex.project_dir / spec / "spec.json").write_text('{"feature_name": "greet"}\n')
+        cc_sdd_project(install_kit, codex.project_dir, spec)
         _hooks(codex)
         result = codex.exec(
             f"$kiro-spec-requirements {FEATURE}", extra_args=["--dangerously-bypass-hook-trust"]
@@ -204,9 +203,7 @@ def test_the_final_stop_in_codex_waits_for_the_definition_of_done(
             tmp_path / "cx", model, binary=codex_bin, extra_env={"PLANGATE_STATE_ROOT": str(state)}
         )
         project = codex.project_dir
-        install_kit(CC_SDD_CODEX, project)
-        (project / spec).mkdir(parents=True)
-        (project / spec / "spec.json").write_text('{"feature_name": "greet"}\n')
+        cc_sdd_project(install_kit, project, spec)
         (project / spec / "tasks.md").write_text(TASKS)
         _hooks(codex, stop=True)
         result = codex.exec(f"$kiro-impl {FEATURE}", extra_args=["--dangerously-bypass-hook-trust"])
@@ -276,9 +273,7 @@ def test_a_typed_skill_out_of_order_in_codex_never_reaches_the_model(
             tmp_path / "cx", model, binary=codex_bin, extra_env={"PLANGATE_STATE_ROOT": str(state)}
         )
         project = codex.project_dir
-        install_kit(CC_SDD_CODEX, project)
-        (project / spec).mkdir(parents=True)
-        (project / spec / "spec.json").write_text('{"feature_name": "greet"}\n')
+        cc_sdd_project(install_kit, project, spec)
         (project / spec / "requirements.md").write_text(REQUIREMENTS)
         _hooks(codex, stop=True, typed=True)
         bypass = ["--dangerously-bypass-hook-trust"]
@@ -325,9 +320,7 @@ def test_a_write_the_hook_cannot_see_is_found_by_the_files_at_the_stop(
             tmp_path / "cx", model, binary=codex_bin, extra_env={"PLANGATE_STATE_ROOT": str(state)}
         )
         project = codex.project_dir
-        install_kit(CC_SDD_CODEX, project)
-        (project / spec).mkdir(parents=True)
-        (project / spec / "spec.json").write_text('{"feature_name": "greet"}\n')
+        cc_sdd_project(install_kit, project, spec)
         (project / "src").mkdir()
         _hooks(codex, stop=True, typed=True)
         result = codex.exec(

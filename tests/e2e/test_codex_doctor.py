@@ -4,7 +4,6 @@ two places really runs twice in a ``codex exec`` session."""
 
 from __future__ import annotations
 
-import io
 import json
 import shlex
 import sys
@@ -12,28 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from codex_support import setup_codex
 
 from plangate.harness.codex import CodexEnv
 from plangate.harness.standin import Script, StandIn, shell
 from plangate.install import codex_hooks, codex_places
-from plangate.install.setup import setup
 from plangate.processes import run_bounded
 from tests.install.test_codex_doctor import toml_hook
 
 pytestmark = pytest.mark.e2e
-
-
-def _setup(cx: CodexEnv) -> None:
-    setup(
-        project=False,
-        uninstall=False,
-        ceo_review_gate=None,
-        autoplan_gate=None,
-        out=io.StringIO(),
-        python=sys.executable,
-        environ={"CODEX_HOME": str(cx.codex_home)},
-        codex=True,
-    )
 
 
 def _hooks_list(cx: CodexEnv, cwd: Path) -> dict[str, Any]:
@@ -71,7 +57,7 @@ def _trust_all(cx: CodexEnv, found: list[codex_places.Registration]) -> None:
 
 def test_doctor_reads_every_place_codex_lists(tmp_path: Path, codex_bin: Path) -> None:
     cx = CodexEnv.create(tmp_path, "http://127.0.0.1:9/v1", binary=codex_bin)
-    _setup(cx)  # $CODEX_HOME/hooks.json
+    setup_codex(cx)  # $CODEX_HOME/hooks.json
     with cx.config_path.open("a", encoding="utf-8") as stream:  # config.toml [hooks]
         stream.write(toml_hook("PreToolUse", "contract_pre_tool_use", "^(Bash|apply_patch)$"))
     project = cx.project_dir
@@ -105,7 +91,7 @@ def test_a_hook_registered_twice_runs_twice(tmp_path: Path, codex_bin: Path) -> 
     script = Script(main=[[shell("plangate approve demo design --yes")], "Done."])
     with StandIn(script) as model:
         cx = CodexEnv.create(tmp_path, model, binary=codex_bin)
-        _setup(cx)
+        setup_codex(cx)
         config = codex_places.Place(str(cx.config_path), codex_places.USER)
         with cx.config_path.open("a", encoding="utf-8") as stream:
             stream.write(toml_hook("PreToolUse", "contract_pre_tool_use", "^Bash$"))

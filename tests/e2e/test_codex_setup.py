@@ -6,7 +6,6 @@ hook."""
 
 from __future__ import annotations
 
-import io
 import json
 import shlex
 import sys
@@ -14,31 +13,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from codex_support import setup_codex
 
 from plangate import hook_registry
 from plangate.harness.codex import CodexEnv
 from plangate.harness.standin import Script, StandIn, shell
 from plangate.install import codex_hooks, codex_places
 from plangate.install.codex_live import codex_line
-from plangate.install.setup import setup
 from plangate.processes import run_bounded
 
 pytestmark = pytest.mark.e2e
-
-
-def _setup(cx: CodexEnv, *, uninstall: bool = False, home: Path | None = None) -> str:
-    out = io.StringIO()
-    setup(
-        project=False,
-        uninstall=uninstall,
-        ceo_review_gate=None,
-        autoplan_gate=None,
-        out=out,
-        python=sys.executable,
-        environ={"CODEX_HOME": str(home or cx.codex_home)},
-        codex=True,
-    )
-    return out.getvalue()
 
 
 def _hooks_list(cx: CodexEnv, home: Path | None = None) -> list[dict[str, Any]]:
@@ -72,7 +56,7 @@ def test_codex_trusts_what_setup_trusted_and_not_an_edited_hook(
     tmp_path: Path, codex_bin: Path
 ) -> None:
     cx = CodexEnv.create(tmp_path, "http://127.0.0.1:9/v1", binary=codex_bin)
-    printed = _setup(cx)
+    printed = setup_codex(cx)
     listed = _hooks_list(cx)
     ours = {h["key"]: h for h in listed}
     hooks_path = cx.codex_home / "hooks.json"
@@ -97,7 +81,7 @@ def test_a_linked_codex_home_is_trusted_by_its_real_path(tmp_path: Path, codex_b
     cx = CodexEnv.create(tmp_path, "http://127.0.0.1:9/v1", binary=codex_bin)
     link = tmp_path / "linked-codex"
     link.symlink_to(cx.codex_home)
-    printed = _setup(cx, home=link)
+    printed = setup_codex(cx, home=link)
     listed = _hooks_list(cx, home=link)
     assert len(listed) == 3  # PreToolUse, UserPromptSubmit, Stop
     for hook in listed:
@@ -117,7 +101,7 @@ def test_a_real_session_runs_the_hooks(tmp_path: Path, codex_bin: Path) -> None:
     with StandIn(script) as model:
         cx = CodexEnv.create(tmp_path, model, binary=codex_bin)
         before = cx.config_path.read_bytes()
-        _setup(cx)
+        setup_codex(cx)
         result = cx.exec("go", json_events=False, extra_args=["--color", "never"])
         requests = model.responses_requests(kind="main")
     assert result.ok, result.describe()
@@ -130,7 +114,7 @@ def test_a_real_session_runs_the_hooks(tmp_path: Path, codex_bin: Path) -> None:
     assert "Failed" not in result.stderr  # no hook output Codex rejected ({} for an allow)
     assert "hook: Stop" in result.stderr
 
-    _setup(cx, uninstall=True)
+    setup_codex(cx, uninstall=True)
     assert cx.config_path.read_bytes() == before
     assert not (cx.codex_home / "hooks.json").exists()
 
@@ -140,7 +124,7 @@ def test_doctor_live_proves_the_codex_hooks(tmp_path: Path, codex_bin: Path) -> 
     environ = {"CODEX_HOME": str(cx.codex_home), "PLANGATE_CODEX_BIN": str(codex_bin)}
     status, detail, _ = codex_line(environ, 90) or ("", "", "")
     assert status == "skip" and "setup --codex" in detail
-    _setup(cx)
+    setup_codex(cx)
     status, detail, _ = codex_line(environ, 90) or ("", "", "")
     assert status == "ok", detail
     assert "protected_command" in detail and "0.171.0" in detail
