@@ -22,8 +22,9 @@ a pass:
 
 What a ruling becomes (a :class:`plangate.decisions.reasons.Decision`, its hook output and
 log line) is the caller's, through :mod:`plangate.decisions`. The workflows on it: the guard's
-/autoplan rules (:mod:`plangate.guard.evaluate`) and the workflow contracts
-(:mod:`plangate.contracts.evaluate`). Standard library and plangate only, no :mod:`typing`
+/autoplan rules (:mod:`plangate.guard.evaluate`), the workflow contracts
+(:mod:`plangate.contracts.evaluate`) and, at a final stop, the gates
+(:class:`plangate.gates.transcript.Stop`: the seed-001 skill gates and a contract's done gate). Standard library and plangate only, no :mod:`typing`
 at run time (hook path).
 """
 

@@ -270,3 +270,45 @@ def test_a_hooks_project_is_its_sessions_folder(
     assert session_folder(payload) == '/p/a "quoted" name'
     assert session_folder({**payload, "turn_id": None}) is None  # Claude Code's payload
     assert session_folder({**payload, "transcript_path": str(tmp_path / "x.jsonl")}) is None
+
+
+def test_how_the_session_was_started_is_the_verdicts(tmp_path: Path) -> None:
+    """``session_meta`` ``source``, read with the rest of the rollout: the stop gates tell a
+    headless ``codex exec`` from the terminal UI by it without opening the file again."""
+    assert read_rollout(Rollout().write(tmp_path)).started_by == "exec"
+    typed = Rollout()
+    typed.lines[0]["payload"]["source"] = "cli"
+    assert read_rollout(typed.write(tmp_path)).started_by == "cli"
+    del typed.lines[0]["payload"]["source"]
+    assert read_rollout(typed.write(tmp_path)).started_by is None
+
+
+def test_the_sessions_folder_is_read_through_the_world_it_is_handed() -> None:
+    """The project of a Codex hook comes from the world's files (the one read seam), plainly
+    from the head or from the whole first line: a rollout that exists only in the world."""
+    from plangate.journal.codex_folder import session_folder
+    from plangate.journal.world import World
+
+    class Files(World):
+        def __init__(self, files: dict[str, bytes]) -> None:
+            self.files = files
+            self.reads: list[str] = []
+
+        def read_file(self, path: str, limit: int) -> bytes:
+            self.reads.append("head")
+            return self.files[path][:limit]
+
+        def first_line(self, path: str, limit: int) -> bytes:
+            self.reads.append("line")
+            return self.files[path].split(b"\n", 1)[0][:limit]
+
+    path = f"/nowhere/rollout-2026-12-05T21-19-33-{SESSION}.jsonl"
+    payload: dict[str, object] = {"transcript_path": path, "turn_id": "t", "cwd": "/p/src"}
+    compact = (json.dumps(line, separators=(",", ":")) for line in Rollout().lines)
+    world = Files({path: "".join(f"{line}\n" for line in compact).encode()})
+    assert session_folder(payload, world) == "/p" and world.reads == ["head"]
+    escaped = Rollout()
+    escaped.lines[0]["payload"]["cwd"] = "/p/caf\\u00e9"
+    world = Files({path: escaped.data()})
+    assert session_folder(payload, world) == "/p/caf\\u00e9" and world.reads == ["head", "line"]
+    assert session_folder(payload) is None  # the operating system has no such file

@@ -76,14 +76,15 @@ def applying(project: str, state_root: str | None = None) -> Applying:
     return Applying(contracts, broken)
 
 
-def project_dir(payload: dict[str, Any]) -> str:
+def project_dir(payload: dict[str, Any], world: World = OS) -> str:
     """``$CLAUDE_PROJECT_DIR``; in Codex CLI (which sets none, and gives a call's ``workdir``
-    as the hook's ``cwd``) the folder its session runs in; else the payload's ``cwd``."""
+    as the hook's ``cwd``) the folder its session runs in (read through ``world``); else the
+    payload's ``cwd``."""
     configured = os.environ.get("CLAUDE_PROJECT_DIR")
     if not configured:
         from plangate.journal.codex_folder import session_folder
 
-        configured = session_folder(payload)
+        configured = session_folder(payload, world)
     project = configured or payload.get("cwd")
     if not isinstance(project, str) or not os.path.isabs(project):
         return os.getcwd()
@@ -312,15 +313,14 @@ class ContractWorkflow(HistoryRead):
       unless ``whole`` is false (the entry of a workflow's first phase: no earlier phase to
       check, no approval to look for), or the subclass reads no more than the window (an edit);
     - an entry refused for a missing approval on a windowed read is decided again on the
-      whole session (:func:`unwindowed`; not an edit, ``widens``), and after a pass that
-      waited for the call only when ``widens_after_settling``;
+      whole session (:func:`unwindowed`; not an edit, ``widens``), whether or not its pass
+      waited for the call;
     - a refusal for a missing approval decided while the call is not journaled waits for the
       call, once (:func:`settles`)."""
 
     first = Pass()
     whole = True
     widens = True
-    widens_after_settling = True
 
     def __init__(
         self, payload: dict[str, Any], project: str, contracts: list[Contract], cwd: str
@@ -346,8 +346,7 @@ class ContractWorkflow(HistoryRead):
     def again(self, ruling: Any, seen: Read, attempt: Pass) -> Pass | None:
         if not isinstance(ruling, rules.Ruling):
             return None  # decided without a ruling the journal may change
-        widen = self.widens and (attempt.settle is None or self.widens_after_settling)
-        if not attempt.full and widen and unwindowed(ruling, seen):
+        if not attempt.full and self.widens and unwindowed(ruling, seen):
             return Pass(True, attempt.settle)
         if attempt.settle is None and settles(ruling, seen):
             return Pass(attempt.full, seen.until)
@@ -498,8 +497,6 @@ def invalid_ruling(broken: list[discovery.Found], skill: str) -> rules.Ruling | 
 class SkillEntry(ContractWorkflow):
     """The entry of ``phase`` by starting its skill (a Skill call, a typed command)."""
 
-    widens_after_settling = False
-
     def __init__(
         self,
         payload: dict[str, Any],
@@ -521,7 +518,7 @@ def entry_ruling(
     payload: dict[str, Any], skill: str, args: str, event: str, world: World = OS
 ) -> tuple[rules.Ruling, str | None] | None:
     """The ruling on starting ``skill`` (None: no contract covers it)."""
-    project = project_dir(payload)
+    project = project_dir(payload, world)
     found = applying(project)
     contract = next((c for c in found.contracts if state.owns(c, skill)), None)
     if contract is None:
@@ -597,7 +594,7 @@ def call_entry(payload: dict[str, Any], world: World = OS) -> Output:
     tool = str(payload.get("tool_name"))
     tool_input = payload.get("tool_input")
     data: dict[str, Any] = tool_input if isinstance(tool_input, dict) else {}
-    project = project_dir(payload)
+    project = project_dir(payload, world)
     found = applying(project)
     cwd = str(payload.get("cwd") or project)
     if found.broken:
@@ -713,7 +710,7 @@ def pre_tool_use(payload: dict[str, Any], paths: list[str] | None, world: World 
             return unverified(ruling.workflow, ruling.detail, version, "entry")
         decision = logged(ruling, "entry", version)
         return decision.output(ruling.facts)
-    project = project_dir(payload)
+    project = project_dir(payload, world)
     contracts = applying(project).contracts
     if not contracts:
         return {}

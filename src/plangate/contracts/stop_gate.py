@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
     from plangate.contracts.model import Contract
     from plangate.contracts.state import Invocation
-    from plangate.gates.transcript import View
+    from plangate.gates.transcript import Stop, View
     from plangate.hook_io.protocol import Output
     from plangate.journal.world import World
 
@@ -227,7 +227,7 @@ def decide(
 ) -> Output:
     """A contract's stop gate on this stop, reading and waiting through ``world``."""
     env = dict(os.environ)
-    project = evaluate.project_dir(payload)
+    project = evaluate.project_dir(payload, world)
     contracts = [
         c
         for c in evaluate.applying(project).contracts
@@ -253,31 +253,36 @@ def decide(
     cancel = alarm(deadline.seconds) if alarm is not None else None
     errors: list[tuple[Gate, GateError]] = []
     judgements: list[Judgement] = []
-    matched: int | None = None
+    stop: Stop | None = None
+    cwd = str(payload.get("cwd") or project)
+    last = payload.get("last_assistant_message")
+    read_path = agent_path if subagent and isinstance(agent_path, str) else transcript
+
+    def judge(view: View) -> list[Judgement]:
+        paired = _queued_pairs(view, read_path)
+        found: list[Judgement] = []
+        for contract in contracts:
+            held = _judge(
+                contract, view, project, cwd, env, last, subagent, agent, deadline, paired, session
+            )
+            if held is not None:
+                held.stop = view.matched
+                found.append(held)
+        return found
+
     try:
         from plangate.gates import transcript as reader
 
         previous = session_record.snapshot(session, state_root)
         after = stop_hook._after(previous, scope)
-        last = payload.get("last_assistant_message")
         if subagent:
             assert isinstance(agent_path, str)
-            view, _ = reader.read_subagent(agent_path, agent, last, after, deadline)
+            stop = reader.AgentStop(agent_path, agent, last, after, deadline, judge)
         elif is_codex_payload(payload):
-            view, _ = reader.read_codex(transcript, session, last, after, deadline)
+            stop = reader.CodexStop(transcript, session, last, after, deadline, judge)
         else:
-            view, _ = reader.read_session(transcript, session, last, after, deadline)
-        matched = view.matched
-        cwd = str(payload.get("cwd") or project)
-        read_path = agent_path if subagent and isinstance(agent_path, str) else transcript
-        paired = _queued_pairs(view, read_path)
-        for contract in contracts:
-            found = _judge(
-                contract, view, project, cwd, env, last, subagent, agent, deadline, paired, session
-            )
-            if found is not None:
-                found.stop = matched
-                judgements.append(found)
+            stop = reader.SessionStop(transcript, session, last, after, deadline, judge)
+        judgements = reader.judged(stop)
     except GateTimeout:
         timeout = GateError(GATE_TIMEOUT, f"the {deadline.seconds:g} s deadline passed")
         errors = [(gate, timeout) for gate in gates]
@@ -295,6 +300,7 @@ def decide(
             cancel()
     if not judgements and not errors:
         return {}
+    matched = stop.matched if stop is not None else None
     stop_hook._apply_all(
         session, judgements, errors, event, agent, scope, matched, state_root, outcome
     )

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from typing import Any, TextIO
 
     from plangate.gates.judgement import Context, Judgement
-    from plangate.gates.transcript import View
+    from plangate.gates.transcript import Stop, View
     from plangate.hook_io.protocol import Output, Payload
     from plangate.journal.events import Event
     from plangate.journal.world import World
@@ -199,20 +199,28 @@ def _decide(
     deadline = Deadline(deadline_ms(env), world=seen)
     scope = f"agent:{ctx.agent_id or 'unknown'}" if subagent else "main"
     judgements: list[Judgement] = []
-    matched: int | None = None
+    stop: Stop | None = None
     cancel = alarm(deadline.seconds) if alarm is not None else None
     try:
         previous = session_record.snapshot(session, state_root)
         after = _after(previous, scope)
-        view = _read(transcript, agent_path, session, ctx, after, deadline, subagent, on)
-        matched = view.matched
-        for gate in on:
-            try:
-                judgement = _judge(gate, ctx, view, deadline, subagent)
-                judgement.stop = matched
-                judgements.append(judgement)
-            except GateError as error:
-                errors.append((gate, error))
+
+        def judge(view: View) -> list[Judgement]:
+            found: list[Judgement] = []
+            for gate in on:
+                try:
+                    judgement = _judge(gate, ctx, view, deadline, subagent)
+                except GateError as error:
+                    errors.append((gate, error))
+                    continue
+                judgement.stop = view.matched
+                found.append(judgement)
+            return found
+
+        from plangate.gates.transcript import judged
+
+        stop = _stop(transcript, agent_path, session, ctx, after, deadline, judge, on)
+        judgements = judged(stop)
     except GateTimeout:
         timeout = GateError(GATE_TIMEOUT, f"the {deadline.seconds:g} s deadline passed")
         errors.extend((gate, timeout) for gate in on)
@@ -223,10 +231,11 @@ def _decide(
     finally:
         if callable(cancel):
             cancel()
-    judged = [j for j in judgements if j.run is not None]
-    if not judged and not errors:
+    runs = [j for j in judgements if j.run is not None]
+    if not runs and not errors:
         return  # not armed: nothing to record
-    _apply_all(session, judged, errors, event, ctx.agent_id, scope, matched, state_root, outcome)
+    matched = stop.matched if stop is not None else None
+    _apply_all(session, runs, errors, event, ctx.agent_id, scope, matched, state_root, outcome)
 
 
 def _after(record: dict[str, Any] | None, scope: str) -> int | None:
@@ -257,28 +266,27 @@ def _loaded(gates: list[Gate], ctx: Context) -> Callable[[list[Event]], bool]:
     return armed
 
 
-def _read(
+def _stop(
     transcript: str,
     agent_path: object,
     session: str,
     ctx: Context,
     after: int | None,
     deadline: Deadline,
-    subagent: bool,
+    judge: Callable[[View], list[Judgement]],
     gates: list[Gate],
-) -> View:
-    from plangate.gates import transcript as reader
+) -> Stop:
+    """The stop's workflow: on the subagent's own transcript (only this session's), or on the
+    session's journal, read whole only when an index of it shows a load of a gate's skill."""
+    from plangate.gates.transcript import AgentStop, SessionStop
 
-    if subagent:
+    last = ctx.last_message
+    if ctx.event == SUBAGENT_STOP:
         assert isinstance(agent_path, str)
         _check_subagent_path(agent_path, transcript, session, ctx.agent_id)
-        view, _ = reader.read_subagent(agent_path, ctx.agent_id, ctx.last_message, after, deadline)
-    else:
-        view, _ = reader.read_session(
-            transcript, session, ctx.last_message, after, deadline, armed=_loaded(gates, ctx)
-        )
-    deadline.check("reading the transcript")
-    return view
+        return AgentStop(agent_path, ctx.agent_id, last, after, deadline, judge)
+    armed = _loaded(gates, ctx)
+    return SessionStop(transcript, session, last, after, deadline, judge, armed)
 
 
 def _check_subagent_path(path: str, transcript: str, session: str, agent: str | None) -> None:

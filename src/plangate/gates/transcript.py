@@ -3,8 +3,8 @@
 Claude Code can fire Stop and SubagentStop before it has written the turn's last lines, so a
 gate re-reads the transcript every 50 ms until it holds the stop's ``last_assistant_message``
 (as the last assistant text, after the text the previous stop of the same scope matched), for
-at most 2 seconds or half the deadline, and then judges what is there: :class:`Settled`, the
-gates' read and settle on the one loop every workflow waits in (:func:`plangate.engine.settle`).
+at most 2 seconds or half the deadline, and then judges what is there: :class:`Stop`, the
+gates' workflow on the one driver every workflow decides in (:func:`plangate.engine.decide`).
 
 Every read, every look at a file and the wait go through the deadline's world
 (:mod:`plangate.journal.world`; a test injects its clock). The session transcript goes
@@ -20,7 +20,7 @@ import os
 import stat
 
 from plangate import jsonio
-from plangate.engine import AGAIN, WAIT, Workflow, settle
+from plangate.engine import AGAIN, WAIT, Workflow, decide
 from plangate.gates.errors import GATE_TRANSCRIPT, GateError
 from plangate.journal import codes
 from plangate.journal.building import EventBuilder, clean_bash_result
@@ -34,6 +34,7 @@ from plangate.journal.world import OS
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
+    from typing import Any
 
     from plangate.gates.timing import Deadline
     from plangate.journal.world import World
@@ -219,31 +220,54 @@ def read_agent(path: str, agent_id: str | None, world: World = OS) -> View:
     return view
 
 
-class Settled(Workflow):
-    """The gates' read and settle on the engine (:func:`plangate.engine.settle`): read until
-    the transcript holds the stop's message, within the settle budget, on the deadline's
-    clock. A read the reader refuses for an unknown root shape is read once more at once (a
-    record being written can look like one): both reads must agree. Settles on
-    ``(view, matched)``."""
+class Stop(Workflow):
+    """A final stop, judged by the gates on the engine (:func:`plangate.engine.decide`).
+
+    - **read**: one read of the transcript (:meth:`view`: the session's journal, Codex's
+      rollout or a subagent's own transcript) through the deadline's world;
+    - **settle**: caught up when the transcript holds the stop's message after the text the
+      previous stop of the same scope matched (:func:`matching_text`), within the settle
+      budget on the deadline's clock; a read the reader refuses for an unknown root shape is
+      read once more at once (a record being written can look like one: both reads must
+      agree); at the bound, a stop already judged and delivered again is that stop;
+    - **fold**: the settled view, with how its session was started (:meth:`finish`);
+    - **rules**: ``judge``, the gates' judgements on that view (the seed-001 gates one per
+      gate, the contracts' done gate one per contract);
+    - no second pass.
+
+    What the judgements become (the session record's markers under its lock, the hold, the
+    trace) is the caller's, as a ruling's decision is for every workflow."""
 
     def __init__(
         self,
-        read: Callable[[], View],
+        path: str,
         last_message: object,
         after: int | None,
         deadline: Deadline,
+        judge: Callable[[View], Any],
     ) -> None:
-        self.reader = read
+        self.path = path
         self.last_message = last_message
         self.after = after
         self.deadline = deadline
+        self.judge = judge
+        self.matched: int | None = None
+        """The record of the text the settled read matched to the stop (None: none)."""
+
+    def view(self, world: World) -> View:
+        """One read of the transcript; ``GATE_TRANSCRIPT`` when it is refused."""
+        raise NotImplementedError
+
+    def finish(self, view: View, world: World) -> View:
+        """The settled view, with what the session says of how it was started."""
+        return view
 
     def begin(self, world: World, attempt: object) -> Settle:
         return Settle.within(self.deadline.settle_budget, world.clock, world.sleep)
 
     def read(self, world: World, attempt: object) -> View | GateError:
         try:
-            return self.reader()
+            return self.view(world)
         except GateError as error:
             return error
 
@@ -255,98 +279,135 @@ class Settled(Workflow):
         matched = matching_text(view.events, self.last_message, self.after)
         if matched is not None:
             view.matched = matched
-            return view, True
+            return view
         if not wait.left():
             return self.behind(view, attempt)
         self.deadline.check("re-reading the transcript")
         return WAIT
 
-    def behind(self, view: View, attempt: object) -> tuple[View, bool]:
+    def behind(self, view: View, attempt: object) -> View:
         """Nothing newer came: the stop already judged at ``after``, delivered again (a
         retry, or the hook registered twice) is that stop, counted once under the lock."""
         after = self.after
         repeated = matching_text(view.events, self.last_message, None) if after else None
         if repeated is not None and repeated == after:
             view.matched = repeated
-            return view, True
-        return view, False
-
-
-def settled(
-    read: Callable[[], View],
-    last_message: object,
-    after: int | None,
-    deadline: Deadline,
-) -> tuple[View, bool]:
-    """Read until the transcript holds the stop's message or the settle budget is spent
-    (on the deadline's clock: :class:`Settled`)."""
-    found: tuple[View, bool] = settle(
-        Settled(read, last_message, after, deadline), deadline.world, None
-    )
-    return found
-
-
-def read_session(
-    path: str,
-    session_id: str,
-    last_message: object,
-    after: int | None,
-    deadline: Deadline,
-    armed: Callable[[list[Event]], bool] | None = None,
-) -> tuple[View, bool]:
-    """The settled session transcript, with the latest typed turn's entrypoint and source.
-    While the file is the one last read, unchanged (device, inode, size, modification time),
-    the settle loop is given that read's view again: a read of a long journal costs a second
-    or more, and the same bytes give the same verdict."""
-    holder: list[list[Record]] = []
-    last: list[tuple[tuple[int, int, int, int], View]] = []
-
-    world = deadline.world
-
-    def read() -> View:
-        stamp = _stamp(path, world)
-        if stamp is not None and last and last[0][0] == stamp:
-            return last[0][1]
-        view, ordered = read_main(path, session_id, armed, world)
-        holder[:] = [ordered]
-        last[:] = [(stamp, view)] if stamp is not None else []
         return view
 
-    view, done = settled(read, last_message, after, deadline)
-    if not view.exists:
-        raise GateError(GATE_TRANSCRIPT, "the transcript does not exist")
-    fields = _session_fields(path, holder[0] if holder else [], view.events, world)
-    entrypoint, source = fields.get("entrypoint"), fields.get("promptSource")
-    view.entrypoint = entrypoint if isinstance(entrypoint, str) else None
-    view.prompt_source = source if isinstance(source, str) else None
-    return view, done
+    def fold(self, view: View, attempt: object) -> View:
+        world = self.deadline.world
+        view = self.finish(view, world)
+        self.deadline.check("reading the transcript")
+        self.matched = view.matched
+        return view
+
+    def rules(self, view: View, seen: View, attempt: object) -> Any:
+        return self.judge(view)
+
+    def again(self, ruling: Any, seen: View, attempt: object) -> None:
+        return None
 
 
-def read_codex(
-    path: str, session_id: str, last_message: object, after: int | None, deadline: Deadline
-) -> tuple[View, bool]:
-    """Codex CLI's settled session history (:mod:`plangate.journal.codex`), as a view: who
-    answers the session is its ``session_meta`` ``source`` (``exec`` is headless, as
+def judged(stop: Stop) -> Any:
+    """What ``stop``'s gates judged, on the transcript once it settled."""
+    ruling, _ = decide(stop, stop.deadline.world)
+    return ruling
+
+
+class SessionStop(Stop):
+    """A stop of the session, read from its journal (:func:`read_main`). While the file is
+    the one last read, unchanged (device, inode, size, modification time), the settle loop
+    is given that read's view again: a read of a long journal costs a second or more, and
+    the same bytes give the same verdict."""
+
+    def __init__(
+        self,
+        path: str,
+        session_id: str,
+        last_message: object,
+        after: int | None,
+        deadline: Deadline,
+        judge: Callable[[View], Any],
+        armed: Callable[[list[Event]], bool] | None = None,
+    ) -> None:
+        super().__init__(path, last_message, after, deadline, judge)
+        self.session_id = session_id
+        self.armed = armed
+        self.ordered: list[Record] = []
+        self.last: tuple[tuple[int, int, int, int], View] | None = None
+
+    def view(self, world: World) -> View:
+        stamp = _stamp(self.path, world)
+        if stamp is not None and self.last is not None and self.last[0] == stamp:
+            return self.last[1]
+        view, self.ordered = read_main(self.path, self.session_id, self.armed, world)
+        self.last = (stamp, view) if stamp is not None else None
+        return view
+
+    def finish(self, view: View, world: World) -> View:
+        """The latest typed turn's entrypoint and prompt source."""
+        if not view.exists:
+            raise GateError(GATE_TRANSCRIPT, "the transcript does not exist")
+        fields = _session_fields(self.path, self.ordered, view.events, world)
+        entrypoint, source = fields.get("entrypoint"), fields.get("promptSource")
+        view.entrypoint = entrypoint if isinstance(entrypoint, str) else None
+        view.prompt_source = source if isinstance(source, str) else None
+        return view
+
+
+class CodexStop(Stop):
+    """A stop of a Codex CLI session, read from its rollout (:mod:`plangate.journal.codex`):
+    who answers the session is its ``session_meta`` ``source`` (``exec`` is headless, as
     ``claude -p`` is; the terminal UI is a person's)."""
-    from plangate.journal.codex import started_by
 
-    world = deadline.world
+    def __init__(
+        self,
+        path: str,
+        session_id: str,
+        last_message: object,
+        after: int | None,
+        deadline: Deadline,
+        judge: Callable[[View], Any],
+    ) -> None:
+        super().__init__(path, last_message, after, deadline, judge)
+        self.session_id = session_id
+        self.started_by: str | None = None
 
-    def read() -> View:
-        verdict = world.read_rollout(path, session_id=session_id)
+    def view(self, world: World) -> View:
+        verdict = world.read_rollout(self.path, session_id=self.session_id)
         if verdict.status == ERROR:
             raise GateError(GATE_TRANSCRIPT, f"{verdict.reason}: {verdict.detail}")
-        view = View(path)
+        view = View(self.path)
         view.exists = verdict.exists
         view.events = verdict.events
         view.version = verdict.claude_code_version
+        self.started_by = verdict.started_by
         return view
 
-    view, done = settled(read, last_message, after, deadline)
-    if not view.exists:
-        raise GateError(GATE_TRANSCRIPT, "the session history does not exist")
-    view.prompt_source = "sdk" if started_by(path) == "exec" else "typed"
-    return view, done
+    def finish(self, view: View, world: World) -> View:
+        if not view.exists:
+            raise GateError(GATE_TRANSCRIPT, "the session history does not exist")
+        view.prompt_source = "sdk" if self.started_by == "exec" else "typed"
+        return view
+
+
+class AgentStop(Stop):
+    """A subagent's stop, read from its own transcript (:func:`read_agent`)."""
+
+    def __init__(
+        self,
+        path: str,
+        agent_id: str | None,
+        last_message: object,
+        after: int | None,
+        deadline: Deadline,
+        judge: Callable[[View], Any],
+    ) -> None:
+        super().__init__(path, last_message, after, deadline, judge)
+        self.agent_id = agent_id
+
+    def view(self, world: World) -> View:
+        return read_agent(self.path, self.agent_id, world)
 
 
 def _stamp(path: str, world: World) -> tuple[int, int, int, int] | None:
@@ -356,14 +417,3 @@ def _stamp(path: str, world: World) -> tuple[int, int, int, int] | None:
     except OSError:
         return None
     return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns
-
-
-def read_subagent(
-    path: str,
-    agent_id: str | None,
-    last_message: object,
-    after: int | None,
-    deadline: Deadline,
-) -> tuple[View, bool]:
-    world = deadline.world
-    return settled(lambda: read_agent(path, agent_id, world), last_message, after, deadline)

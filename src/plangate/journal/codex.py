@@ -46,6 +46,7 @@ from plangate.journal.verdict import READY, Verdict
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from plangate.journal.events import Event
+    from plangate.journal.world import World
 
 LINE_TYPES = frozenset(
     {
@@ -95,17 +96,15 @@ def read_rollout(path: str, *, session_id: str | None = None) -> Verdict:
     return _judge(verdict, data, session_id)
 
 
-def started_by(path: str) -> str | None:
-    """How the session was started: its ``session_meta`` ``source`` (``exec`` for ``codex
-    exec``), or None when the first line does not say."""
-    return meta(path, "source")
+def meta(path: str, key: str, world: World | None = None) -> str | None:
+    """The string ``key`` of the rollout's ``session_meta`` (its first line, read through
+    ``world``, the operating system's unless told), or None."""
+    if world is None:
+        from plangate.journal.world import OS
 
-
-def meta(path: str, key: str) -> str | None:
-    """The string ``key`` of the rollout's ``session_meta`` (its first line), or None."""
+        world = OS
     try:
-        with open(path, "rb") as handle:
-            first = handle.readline(codes.RECORD_MAX_BYTES)
+        first = world.first_line(path, codes.RECORD_MAX_BYTES)
         record = jsonio.loads(first.decode("utf-8"))
     except (OSError, ValueError):
         return None
@@ -171,6 +170,8 @@ def _first(
     if session_id is not None and found != session_id:
         return verdict.refuse(codes.IDENTITY, f"the history is session {found}, not {session_id}")
     verdict.session_id = str(found)
+    source = payload.get("source")
+    verdict.started_by = source if isinstance(source, str) else None
     version = payload.get("cli_version")
     # The agent named with its version, as Codex names itself: refusals and the log say Codex.
     verdict.claude_code_version = f"{AGENT} {version}" if isinstance(version, str) else AGENT

@@ -6,12 +6,17 @@ first line (``session_meta``, about 22 KB with Codex's instructions). That line 
 ``{"timestamp":…,"ordinal":0,"type":"session_meta","payload":{…,"cwd":"<folder>",…``: the
 folder is read from the line's first few KB when it stands there as a plain JSON string
 before any nested object; otherwise the line is parsed whole
-(:func:`plangate.journal.codex.started_by`'s reader). Standard library only (hook path).
+(:func:`plangate.journal.codex.meta`). Both read through the world a hook is handed
+(:mod:`plangate.journal.world`). Standard library only (hook path).
 """
 
 from __future__ import annotations
 
 import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from plangate.journal.world import World
 
 HEAD_BYTES = 4096
 META = b'"type":"session_meta","payload":{'
@@ -34,22 +39,26 @@ def is_codex_payload(payload: dict[str, object]) -> bool:
     )
 
 
-def session_folder(payload: dict[str, object]) -> str | None:
+def session_folder(payload: dict[str, object], world: World | None = None) -> str | None:
     """The folder a Codex hook payload's session runs in: the project. None for a payload not
-    Codex's (:func:`is_codex_payload`) or a history that does not say."""
+    Codex's (:func:`is_codex_payload`) or a history that does not say. ``world``: what is
+    read (the operating system's unless told)."""
     if not is_codex_payload(payload):
         return None
+    if world is None:
+        from plangate.journal.world import OS
+
+        world = OS
     path = str(payload["transcript_path"])
     try:
-        with open(path, "rb") as handle:
-            head = handle.read(HEAD_BYTES)
+        head = world.read_file(path, HEAD_BYTES)
     except OSError:
         return None
     folder = _plain(head)
     if folder is None:
         from plangate.journal.codex import meta
 
-        folder = meta(path, "cwd")
+        folder = meta(path, "cwd", world)
     return os.path.normpath(folder) if folder is not None and os.path.isabs(folder) else None
 
 

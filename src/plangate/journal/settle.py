@@ -6,7 +6,7 @@ on (the current call, the prompt it answers, the stop's message) is in the file.
 workflow reads and waits in one loop (:func:`plangate.engine.settle`): the guard
 (:class:`plangate.guard.observe.JournalRead`), the contracts
 (:class:`plangate.contracts.evaluate.HistoryRead`) and the skill gates
-(:class:`plangate.gates.transcript.Settled`) each judge a read their own way (what "caught
+(:class:`plangate.gates.transcript.Stop`) each judge a read their own way (what "caught
 up" means differs), and wait the same way, on one clock: a :class:`Settle` a pass, made
 with the bound, the clock and the sleep of the world it reads
 (:mod:`plangate.journal.world`). A read

@@ -48,6 +48,7 @@ class Verdict:
         "stray_tool_uses",
         "dropped",
         "window",
+        "started_by",
     )
 
     def __init__(self, path: str, session_id: str | None) -> None:
@@ -78,6 +79,9 @@ class Verdict:
         self.dropped: dict[str, int] = {}
         # Set when the events are a tracker's window only (plangate.journal.window).
         self.window: Window | None = None
+        self.started_by: str | None = None
+        """How a Codex session was started (its ``session_meta`` ``source``: ``exec`` for
+        ``codex exec``); None for Claude Code's journal."""
 
     @property
     def ready(self) -> bool:

@@ -53,6 +53,12 @@ class World:
         with open(path, "rb") as handle:
             return handle.read(limit)
 
+    def first_line(self, path: str, limit: int) -> bytes:
+        """A file's first line (at most ``limit`` bytes, its newline kept): a Codex rollout's
+        ``session_meta``; OSError."""
+        with open(path, "rb") as handle:
+            return handle.readline(limit)
+
     def stat(self, path: str) -> os.stat_result:
         return os.stat(path)
 
