@@ -24,8 +24,8 @@ What a ruling becomes (a :class:`plangate.decisions.reasons.Decision`, its hook 
 log line) is the caller's, through :mod:`plangate.decisions`. The workflows on it: the guard's
 /autoplan rules (:mod:`plangate.guard.evaluate`), the workflow contracts
 (:mod:`plangate.contracts.evaluate`) and, at a final stop, the gates
-(:class:`plangate.gates.transcript.Stop`: the seed-001 skill gates and a contract's done gate). Standard library and plangate only, no :mod:`typing`
-at run time (hook path).
+(:class:`plangate.gates.transcript.Stop`: the seed-001 skill gates and a contract's done
+gate). Standard library and plangate only, no :mod:`typing` at run time (hook path).
 """
 
 from __future__ import annotations

@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import stat
 
-from plangate import jsonio
 from plangate.engine import AGAIN, WAIT, Workflow, decide
 from plangate.gates.errors import GATE_TRANSCRIPT, GateError
 from plangate.journal import codes
@@ -111,16 +110,14 @@ def read_main(
     session_id: str,
     armed: Callable[[list[Event]], bool] | None = None,
     world: World = OS,
-) -> tuple[View, list[Record]]:
+) -> View:
     """One read of the session transcript; ``GATE_TRANSCRIPT`` when the reader refuses it.
 
     ``armed`` decides from the index whether the whole run is needed (see :func:`_needed`).
     """
     view = View(path)
-    captured: list[list[Record]] = []
 
     def select(ordered: list[Record]) -> Iterable[Record]:
-        captured.append(ordered)
         return list(_needed(ordered, armed))
 
     verdict = world.read_journal(path, session_id=session_id, select=select)
@@ -131,29 +128,7 @@ def read_main(
         raise GateError(GATE_TRANSCRIPT, f"the transcript was refused ({reason}): {verdict.detail}")
     if verdict.status == READY:
         view.events = verdict.events
-    return view, captured[0] if captured else []
-
-
-def _session_fields(
-    path: str, ordered: list[Record], events: list[Event], world: World
-) -> dict[str, object]:
-    """``entrypoint`` and ``promptSource`` of the latest typed turn's record (one line read)."""
-    turn = next((e for e in reversed(events) if isinstance(e, HumanTurn)), None)
-    if turn is None:
-        return {}
-    record = next((r for r in ordered if r.index == turn.record), None)
-    if record is None:
-        return {}
-    try:
-        descriptor = world.open_journal(path)
-        try:
-            data = os.pread(descriptor, record.length, record.offset)
-        finally:
-            os.close(descriptor)
-        raw = jsonio.loads(data.decode("utf-8"))
-    except (OSError, UnicodeDecodeError, jsonio.JSONError):
-        return {}
-    return raw if isinstance(raw, dict) else {}
+    return view
 
 
 def read_agent(path: str, agent_id: str | None, world: World = OS) -> View:
@@ -333,25 +308,23 @@ class SessionStop(Stop):
         super().__init__(path, last_message, after, deadline, judge)
         self.session_id = session_id
         self.armed = armed
-        self.ordered: list[Record] = []
         self.last: tuple[tuple[int, int, int, int], View] | None = None
 
     def view(self, world: World) -> View:
         stamp = _stamp(self.path, world)
         if stamp is not None and self.last is not None and self.last[0] == stamp:
             return self.last[1]
-        view, self.ordered = read_main(self.path, self.session_id, self.armed, world)
+        view = read_main(self.path, self.session_id, self.armed, world)
         self.last = (stamp, view) if stamp is not None else None
         return view
 
     def finish(self, view: View, world: World) -> View:
-        """The latest typed turn's entrypoint and prompt source."""
+        """The latest typed turn's entrypoint and prompt source, as the reader gave them."""
         if not view.exists:
             raise GateError(GATE_TRANSCRIPT, "the transcript does not exist")
-        fields = _session_fields(self.path, self.ordered, view.events, world)
-        entrypoint, source = fields.get("entrypoint"), fields.get("promptSource")
-        view.entrypoint = entrypoint if isinstance(entrypoint, str) else None
-        view.prompt_source = source if isinstance(source, str) else None
+        turn = next((e for e in reversed(view.events) if isinstance(e, HumanTurn)), None)
+        if turn is not None:
+            view.entrypoint, view.prompt_source = turn.entrypoint, turn.source
         return view
 
 

@@ -370,6 +370,7 @@ def _human_event(
     command, arguments = slash_command(text)
     source = raw.get("promptSource")
     prompt_id = raw.get("promptId")
+    entrypoint = raw.get("entrypoint")
     timestamp = raw.get("timestamp")
     return HumanTurn(
         order,
@@ -381,6 +382,7 @@ def _human_event(
         arguments,
         source if isinstance(source, str) else None,
         prompt_id if isinstance(prompt_id, str) else None,
+        entrypoint if isinstance(entrypoint, str) else None,
     )
 
 

@@ -189,10 +189,11 @@ class HumanTurn(Event):
 
     ``command`` is the slash command's name (``autoplan``) and ``arguments`` its arguments
     when the prompt is a slash-command expansion; ``source`` is Claude Code's
-    ``promptSource`` (``typed``, ``sdk``, …) or None on versions that do not write it.
+    ``promptSource`` (``typed``, ``sdk``, …) and ``entrypoint`` its ``entrypoint`` (``cli``,
+    ``sdk-cli``, …), each None on versions that do not write it: who answers the session.
     """
 
-    __slots__ = ("text", "command", "arguments", "source", "prompt_id")
+    __slots__ = ("text", "command", "arguments", "source", "prompt_id", "entrypoint")
     kind = "human_turn"
 
     def __init__(
@@ -206,6 +207,7 @@ class HumanTurn(Event):
         arguments: str | None,
         source: str | None,
         prompt_id: str | None,
+        entrypoint: str | None = None,
     ) -> None:
         super().__init__(order, record, message_id, timestamp)
         self.text = text
@@ -213,6 +215,7 @@ class HumanTurn(Event):
         self.arguments = arguments
         self.source = source
         self.prompt_id = prompt_id
+        self.entrypoint = entrypoint
 
 
 class QueuedPrompt(Event):

@@ -76,6 +76,7 @@ LINE: Spec = {
             "origin",
             "promptSource",
             "promptId",
+            "entrypoint",
             "isMeta",
             "isCompactSummary",
             "isVisibleInTranscriptOnly",

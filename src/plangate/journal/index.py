@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Any
 
-FORMAT = 8
+FORMAT = 9
 """Bumped whenever what the reader derives from a record changes, so old indexes are ignored."""
 TAIL_BYTES = 64 * 1024
 SUFFIX = ".index"

@@ -64,6 +64,7 @@ def pack(event: Event) -> tuple[object, ...]:
             event.arguments,
             event.source,
             event.prompt_id,
+            event.entrypoint,
         )
     if isinstance(event, TaskNotification):
         return (*head, event.tool_use_id, event.status)
