@@ -216,12 +216,15 @@ class Stop(Workflow):
     def __init__(
         self,
         path: str,
+        owner: str | None,
         last_message: object,
         after: int | None,
         deadline: Deadline,
         judge: Callable[[View], Any],
     ) -> None:
         self.path = path
+        self.owner = owner
+        """Whose transcript it is: the session's id, or the subagent's (None: any)."""
         self.last_message = last_message
         self.after = after
         self.deadline = deadline
@@ -305,8 +308,7 @@ class SessionStop(Stop):
         judge: Callable[[View], Any],
         armed: Callable[[list[Event]], bool] | None = None,
     ) -> None:
-        super().__init__(path, last_message, after, deadline, judge)
-        self.session_id = session_id
+        super().__init__(path, session_id, last_message, after, deadline, judge)
         self.armed = armed
         self.last: tuple[tuple[int, int, int, int], View] | None = None
 
@@ -314,7 +316,7 @@ class SessionStop(Stop):
         stamp = _stamp(self.path, world)
         if stamp is not None and self.last is not None and self.last[0] == stamp:
             return self.last[1]
-        view = read_main(self.path, self.session_id, self.armed, world)
+        view = read_main(self.path, str(self.owner), self.armed, world)
         self.last = (stamp, view) if stamp is not None else None
         return view
 
@@ -333,21 +335,10 @@ class CodexStop(Stop):
     who answers the session is its ``session_meta`` ``source`` (``exec`` is headless, as
     ``claude -p`` is; the terminal UI is a person's)."""
 
-    def __init__(
-        self,
-        path: str,
-        session_id: str,
-        last_message: object,
-        after: int | None,
-        deadline: Deadline,
-        judge: Callable[[View], Any],
-    ) -> None:
-        super().__init__(path, last_message, after, deadline, judge)
-        self.session_id = session_id
-        self.started_by: str | None = None
+    started_by: str | None = None
 
     def view(self, world: World) -> View:
-        verdict = world.read_rollout(self.path, session_id=self.session_id)
+        verdict = world.read_rollout(self.path, session_id=self.owner)
         if verdict.status == ERROR:
             raise GateError(GATE_TRANSCRIPT, f"{verdict.reason}: {verdict.detail}")
         view = View(self.path)
@@ -367,20 +358,8 @@ class CodexStop(Stop):
 class AgentStop(Stop):
     """A subagent's stop, read from its own transcript (:func:`read_agent`)."""
 
-    def __init__(
-        self,
-        path: str,
-        agent_id: str | None,
-        last_message: object,
-        after: int | None,
-        deadline: Deadline,
-        judge: Callable[[View], Any],
-    ) -> None:
-        super().__init__(path, last_message, after, deadline, judge)
-        self.agent_id = agent_id
-
     def view(self, world: World) -> View:
-        return read_agent(self.path, self.agent_id, world)
+        return read_agent(self.path, self.owner, world)
 
 
 def _stamp(path: str, world: World) -> tuple[int, int, int, int] | None:
