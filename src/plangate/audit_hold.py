@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
     from plangate.hook_io.runtime import Answer
     from plangate.journal.events import Event
+    from plangate.journal.world import World
 
 HOLDS_DIR = AUDIT_HOLDS
 NAMED = 3
@@ -54,9 +55,16 @@ def hold(kind: str) -> Callable[[dict[str, Any]], Answer | None]:
     return before
 
 
-def held(payload: dict[str, Any], kind: str, state_root: str | None = None) -> Answer | None:
+def held(
+    payload: dict[str, Any], kind: str, state_root: str | None = None, world: World | None = None
+) -> Answer | None:
     """The hold for this Stop payload (``unguarded_calls``, logged), or None to let the
-    gates decide."""
+    gates decide. ``world``: what the session's history is read through (the operating
+    system's unless told)."""
+    if world is None:
+        from plangate.journal.world import OS
+
+        world = OS
     if payload.get("hook_event_name") != "Stop":
         return None
     session = payload.get("session_id")
@@ -68,13 +76,10 @@ def held(payload: dict[str, Any], kind: str, state_root: str | None = None) -> A
 
     if not valid_session_id(session) or not os.path.isabs(cwd):
         return None
-    from plangate.journal.codex_folder import is_codex_payload, session_folder
+    from plangate.journal.codex_folder import hook_project, is_codex_payload
 
     codex = is_codex_payload(payload)
-    if codex:  # Codex sets no CLAUDE_PROJECT_DIR: its project is the session's folder
-        project = os.path.normpath(session_folder(payload) or cwd)
-    else:
-        project = os.path.normpath(os.environ.get("CLAUDE_PROJECT_DIR") or cwd)
+    project = os.path.normpath(hook_project(payload, world) or cwd)
     root = state_root
     if root is None:
         from plangate import locations
@@ -87,7 +92,7 @@ def held(payload: dict[str, Any], kind: str, state_root: str | None = None) -> A
             return None
     elif not _autoplan_gate_on() or not _mentions(transcript, b"autoplan"):
         return None  # no /autoplan in the session: no journal parse on an ordinary stop
-    events = _events(transcript, session, codex)
+    events = _events(transcript, session, codex, world)
     if events is None or not in_workflow(events, kind, project, cwd):
         return None
     if codex:
@@ -134,19 +139,15 @@ def _mentions(path: str, word: bytes) -> bool:
         return False
 
 
-def _events(transcript: str, session: str, codex: bool) -> list[Event] | None:
+def _events(transcript: str, session: str, codex: bool, world: World) -> list[Event] | None:
     """The session's events: Claude Code's journal, or Codex's rollout (``codex``)."""
     from plangate.hook_io.runtime import within
 
     if codex:
-        from plangate.journal.codex import read_rollout
-
-        verdict = within(READ_SECONDS, lambda: read_rollout(transcript, session_id=session))
+        verdict = within(READ_SECONDS, lambda: world.read_rollout(transcript, session_id=session))
     else:
-        from plangate.journal import read_journal
-
         verdict = within(
-            READ_SECONDS, lambda: read_journal(transcript, session_id=session, full=True)
+            READ_SECONDS, lambda: world.read_journal(transcript, session_id=session, full=True)
         )
     if verdict is None or not verdict.ready:
         return None

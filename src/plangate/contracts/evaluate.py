@@ -77,15 +77,12 @@ def applying(project: str, state_root: str | None = None) -> Applying:
 
 
 def project_dir(payload: dict[str, Any], world: World = OS) -> str:
-    """``$CLAUDE_PROJECT_DIR``; in Codex CLI (which sets none, and gives a call's ``workdir``
-    as the hook's ``cwd``) the folder its session runs in (read through ``world``); else the
+    """The project the hook's agent names (:func:`~plangate.journal.codex_folder.hook_project`:
+    ``$CLAUDE_PROJECT_DIR``, Codex's session folder read through ``world``), else the
     payload's ``cwd``."""
-    configured = os.environ.get("CLAUDE_PROJECT_DIR")
-    if not configured:
-        from plangate.journal.codex_folder import session_folder
+    from plangate.journal.codex_folder import hook_project
 
-        configured = session_folder(payload, world)
-    project = configured or payload.get("cwd")
+    project = hook_project(payload, world) or payload.get("cwd")
     if not isinstance(project, str) or not os.path.isabs(project):
         return os.getcwd()
     return os.path.normpath(project)

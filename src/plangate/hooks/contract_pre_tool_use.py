@@ -85,11 +85,9 @@ def decide(payload: Payload) -> Output:
     reads = tool == "Bash" and isinstance(command, str) and _may_read_skill(command)
     if paths == [] and not reads:
         return {}  # a Bash command that writes no file, or a write naming none
-    project = os.environ.get("CLAUDE_PROJECT_DIR")
-    if not project:  # Codex sets none, and its hook's cwd may be a workdir
-        from plangate.journal.codex_folder import session_folder
+    from plangate.journal.codex_folder import hook_project
 
-        project = session_folder(payload) or cwd
+    project = hook_project(payload) or cwd  # a Codex hook's cwd may be a workdir
     from plangate.contracts.discovery import covered
 
     if not covered(os.path.normpath(project)):

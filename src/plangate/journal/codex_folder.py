@@ -62,6 +62,16 @@ def session_folder(payload: dict[str, object], world: World | None = None) -> st
     return os.path.normpath(folder) if folder is not None and os.path.isabs(folder) else None
 
 
+def hook_project(payload: dict[str, object], world: World | None = None) -> str | None:
+    """The project a hook's session works in, as its agent says: for Codex CLI (which sets no
+    ``CLAUDE_PROJECT_DIR``, and gives a call's ``workdir`` as the hook's ``cwd``) the folder
+    its session runs in (:func:`session_folder`, read through ``world``); for Claude Code
+    ``$CLAUDE_PROJECT_DIR``. None when it does not say: the caller falls back on the ``cwd``."""
+    if is_codex_payload(payload):
+        return session_folder(payload, world)
+    return os.environ.get("CLAUDE_PROJECT_DIR") or None
+
+
 def _plain(head: bytes) -> str | None:
     """The ``cwd`` written plainly (no escape, no nested object before it) in the head."""
     first = head.split(b"\n", 1)[0]

@@ -398,11 +398,9 @@ def check(payload: Payload) -> Found | None:
         return None
     named = payload.get("transcript_path")
     transcript = named if isinstance(named, str) else None
-    project = os.environ.get("CLAUDE_PROJECT_DIR") or None
-    if project is None:  # Codex sets none, and its hook's cwd may be a workdir
-        from plangate.journal.codex_folder import session_folder
+    from plangate.journal.codex_folder import hook_project
 
-        project = session_folder(payload)
+    project = hook_project(payload)  # a Codex hook's cwd may be a workdir
     if tool == "Bash":
         command = tool_input.get("command")
         if not isinstance(command, str):
