@@ -61,10 +61,6 @@ def held(
     """The hold for this Stop payload (``unguarded_calls``, logged), or None to let the
     gates decide. ``world``: what the session's history is read through (the operating
     system's unless told)."""
-    if world is None:
-        from plangate.journal.world import OS
-
-        world = OS
     if payload.get("hook_event_name") != "Stop":
         return None
     session = payload.get("session_id")
@@ -139,9 +135,14 @@ def _mentions(path: str, word: bytes) -> bool:
         return False
 
 
-def _events(transcript: str, session: str, codex: bool, world: World) -> list[Event] | None:
+def _events(transcript: str, session: str, codex: bool, world: World | None) -> list[Event] | None:
     """The session's events: Claude Code's journal, or Codex's rollout (``codex``)."""
     from plangate.hook_io.runtime import within
+
+    if world is None:
+        from plangate.journal.world import OS
+
+        world = OS
 
     if codex:
         verdict = within(READ_SECONDS, lambda: world.read_rollout(transcript, session_id=session))

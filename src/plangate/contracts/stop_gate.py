@@ -202,19 +202,16 @@ def _queued_pairs(view: View, path: str) -> set[int]:
     return queued_pairs(path, lines)
 
 
-def _refused(
-    error: GateError, path: str, session: str, contracts: list[Contract], world: World
-) -> Judgement | None:
+def _refused(error: GateError, session: str, contracts: list[Contract]) -> Judgement | None:
     """The held stop for a journal the reader refused for a shape Claude Code never writes,
     in a session marked active in one of ``contracts`` (None: the error stands)."""
     workflow = untrusted.active_workflow(session)
     contract = next((c for c in contracts if c.name == workflow), None)
     if error.code != GATE_TRANSCRIPT or contract is None:
         return None
-    verdict = world.read_journal(path, session_id=session)
-    if not untrusted.refused_reason(verdict.reason):
+    if not untrusted.refused_reason(error.refusal):
         return None
-    return _untrusted(contract, untrusted.refusal_detail(str(verdict.reason)))
+    return _untrusted(contract, untrusted.refusal_detail(str(error.refusal)))
 
 
 def decide(
@@ -287,7 +284,7 @@ def decide(
         timeout = GateError(GATE_TIMEOUT, f"the {deadline.seconds:g} s deadline passed")
         errors = [(gate, timeout) for gate in gates]
     except GateError as error:
-        held = None if subagent else _refused(error, transcript, session, contracts, world)
+        held = None if subagent else _refused(error, session, contracts)
         if held is not None:
             judgements.append(held)
         else:

@@ -33,12 +33,14 @@ def anchor(code: str) -> str:
 
 
 class GateError(Exception):
-    """A gate could not decide; ``code`` is one of :data:`CODES`, ``why`` says why in words."""
+    """A gate could not decide; ``code`` is one of :data:`CODES`, ``why`` says why in words,
+    ``refusal`` is the journal reader's code when it refused the transcript."""
 
-    def __init__(self, code: str, why: str) -> None:
+    def __init__(self, code: str, why: str, refusal: str | None = None) -> None:
         super().__init__(f"{code}: {why}")
         self.code = code
         self.why = why
+        self.refusal = refusal
 
 
 class GateTimeout(BaseException):

@@ -125,7 +125,8 @@ def read_main(
     view.version = verdict.claude_code_version
     if verdict.status == ERROR:
         reason = verdict.reason or "unknown"
-        raise GateError(GATE_TRANSCRIPT, f"the transcript was refused ({reason}): {verdict.detail}")
+        why = f"the transcript was refused ({reason}): {verdict.detail}"
+        raise GateError(GATE_TRANSCRIPT, why, verdict.reason)
     if verdict.status == READY:
         view.events = verdict.events
     return view
