@@ -58,10 +58,9 @@ def _judge(
     subagent: bool,
     agent: str | None,
     deadline: Deadline,
-    paired: set[int] | None = None,
     session_id: str | None = None,
 ) -> Judgement | None:
-    session = state.fold(view.events, [contract], cwd, project, paired=paired)
+    session = state.fold(view.events, [contract], cwd, project, paired=view.handed_over)
     if not subagent:
         progress.carry(session, [contract], project, session_id)
     if session.contract is not contract:
@@ -193,15 +192,6 @@ def _untrusted(contract: Contract, detail: str) -> Judgement:
     return judgement
 
 
-def _queued_pairs(view: View, path: str) -> set[int]:
-    lines = [event.record for event in view.events if event.kind == "queued_prompt"]
-    if not lines:
-        return set()
-    from plangate.journal.trust import queued_pairs
-
-    return queued_pairs(path, lines)
-
-
 def _refused(
     error: GateError, path: str, session: str, contracts: list[Contract], world: World
 ) -> Judgement | None:
@@ -269,11 +259,9 @@ def decide(
             view, _ = reader.read_session(transcript, session, last, after, deadline)
         matched = view.matched
         cwd = str(payload.get("cwd") or project)
-        read_path = agent_path if subagent and isinstance(agent_path, str) else transcript
-        paired = _queued_pairs(view, read_path)
         for contract in contracts:
             found = _judge(
-                contract, view, project, cwd, env, last, subagent, agent, deadline, paired, session
+                contract, view, project, cwd, env, last, subagent, agent, deadline, session
             )
             if found is not None:
                 found.stop = matched

@@ -43,8 +43,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Any
 
-FORMAT = 8
-"""Bumped whenever what the reader derives from a record changes, so old indexes are ignored."""
+FORMAT = 9
+"""Bumped whenever what the reader derives from a record changes, so old indexes are ignored
+(9: the queue's ledger, ``queue``)."""
 TAIL_BYTES = 64 * 1024
 SUFFIX = ".index"
 EVENTS_SUFFIX = ".events"
@@ -90,6 +91,7 @@ _FIELDS = (
     "compact",
     "last_id",
     "tail_owner",
+    "queue",
 )
 _ARRAYS = frozenset({"indices", "offsets", "lengths", "slots"})
 """Fields kept as :class:`~.longs.Longs` in memory and as their bytes on disk."""
@@ -151,6 +153,9 @@ class Index:
         self.compact = False
         self.last_id: str | None = None
         self.tail_owner: str | None = None
+        # Claude Code's queue where the index ends, and the queued prompts handed over
+        # before it (plangate.journal.trust.Handover.dump; None until a read saves one).
+        self.queue: dict[str, Any] | None = None
         self.fresh: list[bytes] = []
         self.restart = True
         self.loaded: list[bytes] | None = []

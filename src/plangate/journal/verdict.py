@@ -48,6 +48,7 @@ class Verdict:
         "stray_tool_uses",
         "dropped",
         "window",
+        "handed_over",
     )
 
     def __init__(self, path: str, session_id: str | None) -> None:
@@ -78,6 +79,10 @@ class Verdict:
         self.dropped: dict[str, int] = {}
         # Set when the events are a tracker's window only (plangate.journal.window).
         self.window: Window | None = None
+        # The lines of the queued prompts Claude Code handed over as it writes them
+        # (plangate.journal.trust.Handover), whether or not the live chain holds them. A
+        # Codex rollout has no queue: none.
+        self.handed_over: frozenset[int] = frozenset()
 
     @property
     def ready(self) -> bool:
