@@ -3,9 +3,10 @@
 A hook process starts for every guarded call, and a long session's journal grows to tens of
 megabytes; parsing all of it again costs about 7 ms per megabyte. After a ready read of a
 complete journal the reader saves what it learned about the bytes it covered: the records'
-ids, the causal order of the owned records with their positions, the light events and the
-ownership outcome. Light events hold ids, tool names, and the tool inputs and prompts of
-records under 4 KiB; never the model's text or a tool's result. The next read
+ids, the causal order of the owned records with their positions, the light events, the
+ownership outcome and Claude Code's queue as it stands (:class:`.trust.Handover`). Light
+events hold ids, tool names, and the tool inputs and prompts of records under 4 KiB; never
+the model's text or a tool's result. The next read
 checks that the file is the same one (device and inode, never shorter, the last 64 KiB of
 the covered bytes unchanged), parses only what was appended, and extends the order
 (:func:`plangate.journal.order.extend_order`); whatever the extension cannot prove equal to
