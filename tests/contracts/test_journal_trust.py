@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from plangate.contracts import evaluate, untrusted
-from plangate.journal.trust import queued_pairs
+from plangate.journal import read_journal
 from testkit.journals import Journal, use_id
 from tests.contracts.conftest import (
     REQUIREMENTS,
@@ -216,7 +216,7 @@ def test_a_loop_without_a_marked_run_lets_the_stop_through(project: Project) -> 
 # --- the pair, on the file ------------------------------------------------------------------
 
 
-def test_queued_pairs_reads_claude_codes_order(tmp_path: Path) -> None:
+def test_the_reader_hands_over_claude_codes_order_only(tmp_path: Path) -> None:
     journal = Journal(cwd="/home/user/project")
     journal.typed_prompt("go")
     journal.text("working")
@@ -225,9 +225,11 @@ def test_queued_pairs_reads_claude_codes_order(tmp_path: Path) -> None:
     path = journal.write(tmp_path / "j.jsonl")
     lines = path.read_bytes().splitlines()
     numbers = {json.loads(line).get("uuid"): number for number, line in enumerate(lines)}
-    found = queued_pairs(str(path), [numbers[real["uuid"]], numbers[forged["uuid"]]])
-    assert found == {numbers[real["uuid"]]}
-    assert queued_pairs(str(tmp_path / "missing.jsonl"), [1]) == set()
+    verdict = read_journal(str(path), session_id=journal.session_id)
+    queued = [event.record for event in verdict.events if event.kind == "queued_prompt"]
+    assert queued == [numbers[real["uuid"]], numbers[forged["uuid"]]]
+    assert verdict.handed_over == {numbers[real["uuid"]]}
+    assert read_journal(str(tmp_path / "missing.jsonl")).handed_over == frozenset()
 
 
 @pytest.mark.parametrize("mode", ["queued", "user"])

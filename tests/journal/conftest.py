@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from plangate.journal import reader as reader_module
 from testkit.journals import Journal
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -24,3 +26,17 @@ def config_dir(tmp_path: Path) -> Path:
     folder = Path(str(tmp_path.resolve())) / "claude"
     folder.mkdir()
     return folder
+
+
+@pytest.fixture
+def started_scans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Where each pass one of the reader started: 0 for a full read."""
+    starts: list[int] = []
+    real_scan = reader_module.scan  # type: ignore[attr-defined]
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        starts.append(kwargs.get("start", 0))
+        return real_scan(*args, **kwargs)
+
+    monkeypatch.setattr(reader_module, "scan", spy)
+    return starts

@@ -62,6 +62,7 @@ OPERATIONS = (
     "relative_cwd",
     "version",
     "queued",
+    "handover",
 )
 
 
@@ -126,6 +127,8 @@ def build(steps: list[tuple[str, int, bool]]) -> tuple[Journal, list[str]]:
             journal.version = f"2.1.{300 + pick % 40}"
         elif operation == "queued":
             record = journal.attachment("queued_command", prompt="<task-notification>", parent=at)
+        elif operation == "handover":  # a prompt typed while the model worked, handed over
+            record = journal.queued_prompt("approve", parent=at)
         if record is not None and isinstance(record.get("uuid"), str):
             uuids.append(str(record["uuid"]))
     return journal, calls

@@ -65,6 +65,7 @@ def fingerprint(verdict: Verdict) -> dict[str, Any]:
         "dropped": verdict.dropped,
         "event_count": verdict.event_count,
         "events": [event.as_dict() for event in verdict.events],
+        "handed_over": sorted(verdict.handed_over),
     }
 
 
@@ -101,20 +102,6 @@ class Growing:
         indexed = self.read(indexed=True, **options)
         assert fingerprint(indexed) == fingerprint(self.read(indexed=False, **options))
         return indexed
-
-
-@pytest.fixture
-def started_scans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Where each pass one of the reader started: 0 for a full read."""
-    starts: list[int] = []
-    real_scan = reader_module.scan  # type: ignore[attr-defined]
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        starts.append(kwargs.get("start", 0))
-        return real_scan(*args, **kwargs)
-
-    monkeypatch.setattr(reader_module, "scan", spy)
-    return starts
 
 
 def first_turn(journal: Journal, config_dir: Path, tmp_path: Path) -> Growing:

@@ -20,7 +20,7 @@ from testkit.journals import Journal
 from tests import corpus
 
 from .conftest import PROJECT
-from .test_index import Growing, started_scans  # noqa: F401  (a fixture)
+from .test_index import Growing
 
 INTERRUPT = "[Request interrupted by user]"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from plangate.journal import read_journal
 from plangate.journal.inspection import render, summarize
-from plangate.journal.trust import SPLICED, UNPAIRED, forged, queued_pairs
+from plangate.journal.trust import SPLICED, UNPAIRED, forged
 from testkit.journals import LEAF, Journal, use_id
 
 from .conftest import PROJECT
@@ -27,9 +27,7 @@ def _forged_queued(journal: Journal, text: str, parent: str | None) -> None:
 def _read(journal: Journal, tmp_path: Path) -> tuple[str, dict[int, str]]:
     path = journal.write(tmp_path / f"{journal.session_id}.jsonl")
     verdict = read_journal(str(path), session_id=journal.session_id)
-    events = verdict.events
-    lines = [event.record for event in events if event.kind == "queued_prompt"]
-    return render(summarize(verdict)), forged(events, queued_pairs(str(path), lines))
+    return render(summarize(verdict)), forged(verdict.events, verdict.handed_over)
 
 
 def test_claude_codes_own_shapes_are_not_flagged(tmp_path: Path) -> None:

@@ -121,7 +121,7 @@ def select(ordered: list[Record]) -> Iterable[Record]:
 
 
 class Read:
-    __slots__ = ("events", "version", "problem", "windowed", "unsettled", "until")
+    __slots__ = ("events", "version", "problem", "windowed", "unsettled", "until", "handed_over")
 
     def __init__(
         self,
@@ -131,6 +131,7 @@ class Read:
         windowed: bool = False,
         unsettled: bool = False,
         until: float = 0.0,
+        handed_over: frozenset[int] = frozenset(),
     ) -> None:
         self.events = events
         self.version = version
@@ -140,6 +141,8 @@ class Read:
         # prompt typed while the model worked may still land before the call (:func:`settles`).
         self.unsettled = unsettled
         self.until = until
+        # The lines of the queued prompts Claude Code handed over (Verdict.handed_over).
+        self.handed_over = handed_over
 
 
 JOURNAL_WAIT_SECONDS = 2.0
@@ -273,7 +276,13 @@ class HistoryRead(Workflow):
         unsettled = self.waits and not _journaled(verdict, tool_use_id) and self.wait.left()
         windowed = verdict.window is not None
         return Read(
-            verdict.events, verdict.claude_code_version, None, windowed, unsettled, self.until
+            verdict.events,
+            verdict.claude_code_version,
+            None,
+            windowed,
+            unsettled,
+            self.until,
+            verdict.handed_over,
         )
 
 
@@ -385,18 +394,13 @@ def remember(
 def _fold(
     payload: dict[str, Any], read: Read, contracts: list[Contract], cwd: str, project: str
 ) -> state.Session:
-    """:func:`state.fold` with the queued prompts Claude Code's queue operations surround. In
-    Codex a call runs in the session's folder unless its ``workdir`` says otherwise (the
-    rollout reader makes that a ``cd``), whatever folder the current call runs in."""
+    """:func:`state.fold` with the queued prompts Claude Code handed over (the reader found
+    them in its one pass: ``Read.handed_over``). In Codex a call runs in the session's folder
+    unless its ``workdir`` says otherwise (the rollout reader makes that a ``cd``), whatever
+    folder the current call runs in."""
     if is_codex_payload(payload):
         cwd = project
-    lines = [event.record for event in read.events if event.kind == "queued_prompt"]
-    paired: set[int] = set()
-    transcript = payload.get("transcript_path")
-    if lines and isinstance(transcript, str):
-        from plangate.journal.trust import queued_pairs
-
-        paired = queued_pairs(transcript, lines)
+    paired = read.handed_over
     return state.fold(read.events, contracts, cwd, project, skip=_id(payload), paired=paired)
 
 

@@ -216,8 +216,9 @@ def fold(
     paired: Container[int] | None = None,
 ) -> Session:
     """The session's state from ``events``; ``skip`` is the current call's id (not counted).
-    ``paired``: the journal lines of the queued prompts Claude Code's queue operations
-    surround (:func:`plangate.journal.trust.queued_pairs`); None counts none of them."""
+    ``paired``: the journal lines of the queued prompts Claude Code handed over
+    (``Verdict.handed_over``, :class:`plangate.journal.trust.Handover`); None counts none of
+    them."""
     session = Session()
     failed = _failed(events)
     forged = trust.forged(events, paired)

@@ -58,10 +58,9 @@ def _judge(
     subagent: bool,
     agent: str | None,
     deadline: Deadline,
-    paired: set[int] | None = None,
     session_id: str | None = None,
 ) -> Judgement | None:
-    session = state.fold(view.events, [contract], cwd, project, paired=paired)
+    session = state.fold(view.events, [contract], cwd, project, paired=view.handed_over)
     if not subagent:
         progress.carry(session, [contract], project, session_id)
     if session.contract is not contract:
@@ -193,15 +192,6 @@ def _untrusted(contract: Contract, detail: str) -> Judgement:
     return judgement
 
 
-def _queued_pairs(view: View, path: str) -> set[int]:
-    lines = [event.record for event in view.events if event.kind == "queued_prompt"]
-    if not lines:
-        return set()
-    from plangate.journal.trust import queued_pairs
-
-    return queued_pairs(path, lines)
-
-
 def _refused(error: GateError, session: str, contracts: list[Contract]) -> Judgement | None:
     """The held stop for a journal the reader refused for a shape Claude Code never writes,
     in a session marked active in one of ``contracts`` (None: the error stands)."""
@@ -253,14 +243,12 @@ def decide(
     stop: Stop | None = None
     cwd = str(payload.get("cwd") or project)
     last = payload.get("last_assistant_message")
-    read_path = agent_path if subagent and isinstance(agent_path, str) else transcript
 
     def judge(view: View) -> list[Judgement]:
-        paired = _queued_pairs(view, read_path)
         found: list[Judgement] = []
         for contract in contracts:
             held = _judge(
-                contract, view, project, cwd, env, last, subagent, agent, deadline, paired, session
+                contract, view, project, cwd, env, last, subagent, agent, deadline, session
             )
             if held is not None:
                 held.stop = view.matched

@@ -28,6 +28,7 @@ from plangate.journal.reader import ERROR, READY
 from plangate.journal.records import Record
 from plangate.journal.scan import ScanRefusal, parse_line
 from plangate.journal.settle import Settle
+from plangate.journal.trust import Handover
 from plangate.journal.world import OS
 
 TYPE_CHECKING = False
@@ -42,14 +43,26 @@ AGENT_MAX_BYTES = 32 * 1024 * 1024
 
 
 class View:
-    """What one read of a transcript gave: its events, and how the session was started."""
+    """What one read of a transcript gave: its events, the lines of the queued prompts
+    Claude Code handed over (``Verdict.handed_over``; for a subagent's transcript, found as
+    it is read), and how the session was started."""
 
-    __slots__ = ("path", "exists", "events", "version", "entrypoint", "prompt_source", "matched")
+    __slots__ = (
+        "path",
+        "exists",
+        "events",
+        "handed_over",
+        "version",
+        "entrypoint",
+        "prompt_source",
+        "matched",
+    )
 
     def __init__(self, path: str) -> None:
         self.path = path
         self.exists = False
         self.events: list[Event] = []
+        self.handed_over: frozenset[int] = frozenset()
         self.version: str | None = None
         self.entrypoint: str | None = None
         self.prompt_source: str | None = None
@@ -129,6 +142,7 @@ def read_main(
         raise GateError(GATE_TRANSCRIPT, why, verdict.reason)
     if verdict.status == READY:
         view.events = verdict.events
+        view.handed_over = verdict.handed_over
     return view
 
 
@@ -163,6 +177,7 @@ def read_agent(path: str, agent_id: str | None, world: World = OS) -> View:
     data = b"".join(chunks)
     end = data.rfind(b"\n")
     builder = EventBuilder(full=True)
+    queue = Handover()  # every line is met, the other agents' too
     events: list[Event] = []
     base = 0
     offset = 0
@@ -177,6 +192,7 @@ def read_agent(path: str, agent_id: str | None, world: World = OS) -> View:
             raise GateError(GATE_TRANSCRIPT, f"the subagent transcript: {refusal.detail}") from None
         owner = raw.get("agentId")
         if agent_id is not None and owner not in (None, agent_id):
+            queue.meet(raw, index, ())
             continue
         version, entrypoint = raw.get("version"), raw.get("entrypoint")
         if view.version is None and isinstance(version, str):
@@ -186,6 +202,7 @@ def read_agent(path: str, agent_id: str | None, world: World = OS) -> View:
         clean = {key: value for key, value in raw.items() if key != "agentId"}
         record = Record(index, start, len(line), clean)
         built, slots = builder.build(clean, record, base)
+        queue.meet(raw, index, built)
         base += max(slots, 1)
         events.extend(built)
     bash = {e.tool_use_id for e in events if isinstance(e, ToolUse) and e.name == "Bash"}
@@ -193,6 +210,7 @@ def read_agent(path: str, agent_id: str | None, world: World = OS) -> View:
         if isinstance(event, ToolResult) and event.tool_use_id in bash:
             clean_bash_result(event)
     view.events = events
+    view.handed_over = frozenset(queue.handed)
     return view
 
 

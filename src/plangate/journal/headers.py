@@ -2,8 +2,10 @@
 
 Most of a long session's bytes are tool output and attachments: a file read is in a record
 twice (the tool result and ``toolUseResult``), a diff as lists of lines. Pass one
-(:mod:`.scan`, :mod:`.records`, :mod:`.building`) reads none of it, only ids, types, roles,
-tool names and the first text of a result. :data:`LINE` names every key it reads; the
+(:mod:`.scan`, :mod:`.records`, :mod:`.building`, :mod:`.trust`) reads none of it, only ids,
+types, roles, tool names, the first text of a result and Claude Code's queue (its lines'
+operation, text and command id, a queued prompt's source id). :data:`LINE` names every key it
+reads; the
 compiled decoder (msgspec, :mod:`.fast`) turns that table into typed structs, so the rest of
 a line is checked but never made into Python objects.
 
@@ -57,6 +59,7 @@ _HOOK: Spec = {
     "prompt": WHOLE,
     "commandMode": WHOLE,
     "origin": {"kind": WHOLE},
+    "source_uuid": WHOLE,
 }
 
 LINE: Spec = {
@@ -81,6 +84,9 @@ LINE: Spec = {
             "isCompactSummary",
             "isVisibleInTranscriptOnly",
             "sourceToolUseID",
+            "operation",
+            "content",
+            "commandUuid",
         ),
         WHOLE,
     ),

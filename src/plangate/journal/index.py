@@ -3,9 +3,10 @@
 A hook process starts for every guarded call, and a long session's journal grows to tens of
 megabytes; parsing all of it again costs about 7 ms per megabyte. After a ready read of a
 complete journal the reader saves what it learned about the bytes it covered: the records'
-ids, the causal order of the owned records with their positions, the light events and the
-ownership outcome. Light events hold ids, tool names, and the tool inputs and prompts of
-records under 4 KiB; never the model's text or a tool's result. The next read
+ids, the causal order of the owned records with their positions, the light events, the
+ownership outcome and Claude Code's queue as it stands (:class:`.trust.Handover`). Light
+events hold ids, tool names, and the tool inputs and prompts of records under 4 KiB; never
+the model's text or a tool's result. The next read
 checks that the file is the same one (device and inode, never shorter, the last 64 KiB of
 the covered bytes unchanged), parses only what was appended, and extends the order
 (:func:`plangate.journal.order.extend_order`); whatever the extension cannot prove equal to
@@ -44,7 +45,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 FORMAT = 9
-"""Bumped whenever what the reader derives from a record changes, so old indexes are ignored."""
+"""Bumped whenever what the reader derives from a record changes, so old indexes are ignored
+(9: the queue's ledger, ``queue``, and a typed turn's ``entrypoint``)."""
 TAIL_BYTES = 64 * 1024
 SUFFIX = ".index"
 EVENTS_SUFFIX = ".events"
@@ -90,6 +92,7 @@ _FIELDS = (
     "compact",
     "last_id",
     "tail_owner",
+    "queue",
 )
 _ARRAYS = frozenset({"indices", "offsets", "lengths", "slots"})
 """Fields kept as :class:`~.longs.Longs` in memory and as their bytes on disk."""
@@ -151,6 +154,9 @@ class Index:
         self.compact = False
         self.last_id: str | None = None
         self.tail_owner: str | None = None
+        # Claude Code's queue where the index ends, and the queued prompts handed over
+        # before it (plangate.journal.trust.Handover.dump; None until a read saves one).
+        self.queue: dict[str, Any] | None = None
         self.fresh: list[bytes] = []
         self.restart = True
         self.loaded: list[bytes] | None = []

@@ -80,11 +80,9 @@ UNTRUSTED_REMEDY = (
 def untrusted(verdict: Verdict) -> list[str]:
     """The live chain's records that look like the person's words but are not written as
     Claude Code writes them (:func:`plangate.journal.trust.forged`), in words, once each."""
-    from plangate.journal.trust import forged, queued_pairs
+    from plangate.journal.trust import forged
 
-    events = verdict.events
-    lines = [event.record for event in events if event.kind == "queued_prompt"]
-    found = forged(events, queued_pairs(verdict.path, lines) if lines else set())
+    found = forged(verdict.events, verdict.handed_over)
     counts = Counter(found.values())
     return [f"{count} x {what}" for what, count in sorted(counts.items())]
 

@@ -36,6 +36,7 @@ from plangate.journal.order import extend_order, own
 from plangate.journal.records import Record
 from plangate.journal.reload import clean_bash_results, reload_records, reloader
 from plangate.journal.scan import Prefix, Scan, ScanRefusal, digest_of, scan
+from plangate.journal.trust import Handover
 from plangate.journal.verdict import ERROR, MISSING, READY, Verdict
 from plangate.tuning import setting
 
@@ -263,6 +264,7 @@ def _read_whole(
     verdict.prefix = found.prefix
     verdict.complete = found.complete
     verdict.lines = found.lines
+    verdict.handed_over = frozenset(found.queue.handed)
     records = found.records
     counted = found.counted
     if not layout:
@@ -397,6 +399,9 @@ def _read_indexed(
         or (prior is not None and digest_of(fd, saved.boundary) != f"{saved.crc:08x}")
     ):
         return _read_open(verdict, reading, True, prior, index_dir)  # which says what changed
+    queue = Handover.restore(saved.queue)  # the queue's ledger where the index ends
+    if queue is None:
+        return _read_open(verdict, reading, True, prior, index_dir)
     builder = EventBuilder(full=False)
     known = journal_index.Placed(saved, saved.unordered)
     stand = None  # what records that ride on the saved last record's owner count on
@@ -418,6 +423,7 @@ def _read_indexed(
             known=known,
             last=saved.last_id,
             owner=stand,
+            queue=queue,
         )
     except (ScanRefusal, Uncompacted):
         return _read_open(verdict, reading, True, prior, index_dir)  # the full read says why
@@ -440,6 +446,7 @@ def _read_indexed(
     verdict.prefix = found.prefix
     verdict.complete = found.complete
     verdict.lines = found.lines
+    verdict.handed_over = frozenset(found.queue.handed)
     verdict.records = saved.records + len(found.records) + found.counted
     verdict.root_shape = saved.root_shape
     verdict.genesis = saved.genesis
@@ -526,6 +533,7 @@ def _save(
     saved.records = kept.records
     saved.version = kept.version
     saved.stray = kept.stray
+    saved.queue = found.queue.dump(compactor)
     journal_index.save(index_dir, kept.session_id, saved)
 
 

@@ -16,6 +16,7 @@ from plangate.journal import codes
 from plangate.journal.building import EventBuilder
 from plangate.journal.compact import Compactor, Foreign
 from plangate.journal.records import Record, valid_version
+from plangate.journal.trust import QUEUE_OPERATION, QUEUED_COMMAND, Handover
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -67,6 +68,7 @@ class Scan:
         "foreign_uuids",
         "fast",
         "compactor",
+        "queue",
     )
 
     def __init__(self) -> None:
@@ -83,6 +85,8 @@ class Scan:
         self.foreign_uuids: set[str] | Foreign = set()
         self.fast: Decoder | None = None
         self.compactor: Compactor | None = None
+        # Claude Code's queue and the queued prompts it handed over (plangate.journal.trust).
+        self.queue = Handover()
 
     @property
     def counted(self) -> int:
@@ -107,6 +111,7 @@ def scan(
     last: str | None = None,
     owner: Record | None = None,
     only_session: str | None = None,
+    queue: Handover | None = None,
 ) -> Scan:
     """Index every record of ``[start, size)`` whose session is ``session_id`` (any when
     None). A scan that goes on from a saved index starts at a line boundary, with the line
@@ -115,10 +120,14 @@ def scan(
     ``known`` are the ids of the saved index it goes on from, which no rider may have,
     ``last`` its last record's id and ``owner`` what that record rides on. ``only_session``
     (a read that keeps one session's records afterwards) leaves the others out at once,
-    noting only their version, where ``session_id`` would also note them as foreign."""
+    noting only their version, where ``session_id`` would also note them as foreign.
+    ``queue`` is the queue's ledger the saved index ends with (:class:`.trust.Handover`): the
+    scan judges each queued prompt as it meets it (``Scan.queue.handed``)."""
     result = Scan()
     result.size = size
     result.fast = fast
+    if queue is not None:
+        result.queue = queue
     compactor = None
     if compact:
         compactor = result.compactor = Compactor(known, last, owner)
@@ -285,17 +294,21 @@ def _line(
         return
     raw = parse_line(line, index, result.fast, ascii)
     record_session = raw.get("sessionId")
+    compactor = result.compactor
     if session_id is not None and record_session != session_id:
         result.skipped += 1
         _note_stray(raw, result, "another session")
         uuid = raw.get("uuid")
         if isinstance(uuid, str):
             result.foreign_uuids.add(uuid)
+        if "uuid" in raw or "parentUuid" in raw:
+            result.queue.spoke(raw, compactor)  # a conversation line, of another session
         return
     if only_session is not None and record_session != only_session:
         _note_version(raw, result)  # a read that filters afterwards would still see it
+        if "uuid" in raw or "parentUuid" in raw:
+            result.queue.spoke(raw, compactor)
         return
-    compactor = result.compactor
     if compactor is not None and compactor.take_raw(raw, index, result):
         if compactor.streak is None:  # perhaps the first of a run read by bytes
             fast = result.fast
@@ -311,6 +324,15 @@ def _line(
         result.first_version = record.version
         result.first_version_agent = record.agent
     record.events, record.slots = builder.build(raw, record, 0)
+    queue = result.queue
+    if record.metadata:  # a queue line: noted before the compactor counts it
+        if record.type == QUEUE_OPERATION:
+            queue.note(raw)
+    else:  # a conversation line: the line before the next (plangate.journal.trust)
+        if record.detail == QUEUED_COMMAND:
+            queue.judge(raw, index, record.events, compactor)
+        queue.said = raw
+        queue.said_riders = compactor.riders.count if compactor is not None else 0
     if compactor is not None and compactor.take(record):
         return
     result.records.append(record)

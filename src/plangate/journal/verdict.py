@@ -49,6 +49,7 @@ class Verdict:
         "dropped",
         "window",
         "started_by",
+        "handed_over",
     )
 
     def __init__(self, path: str, session_id: str | None) -> None:
@@ -82,6 +83,10 @@ class Verdict:
         self.started_by: str | None = None
         """How a Codex session was started (its ``session_meta`` ``source``: ``exec`` for
         ``codex exec``); None for Claude Code's journal."""
+        # The lines of the queued prompts Claude Code handed over as it writes them
+        # (plangate.journal.trust.Handover), whether or not the live chain holds them. A
+        # Codex rollout has no queue: none.
+        self.handed_over: frozenset[int] = frozenset()
 
     @property
     def ready(self) -> bool:
