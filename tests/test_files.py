@@ -208,3 +208,36 @@ def test_one_lock_at_a_time_across_threads(tmp_path: Path) -> None:
     for thread in threads:
         thread.join()
     assert counter.read_text() == "100"
+
+
+@pytest.mark.parametrize(
+    ("at", "limit", "found"),
+    [
+        (0, 1 << 22, True),
+        ((1 << 20) - 3, 1 << 22, True),  # across the first two reads
+        ((2 << 20) - 1, 1 << 22, True),
+        ((3 << 20) + 17, 1 << 22, True),
+        ((3 << 20) + 17, 3 << 20, False),  # past the limit
+        ((1 << 20) - 3, (1 << 20) + 2, False),  # only its first five bytes within it
+    ],
+)
+def test_a_search_reads_a_megabyte_at_a_time(
+    tmp_path: Path, at: int, limit: int, found: bool
+) -> None:
+    """``contains_nofollow`` finds a word wherever it stands within the limit, a read's
+    boundary included, and nothing past it."""
+    data = bytearray(b"x" * (4 << 20))
+    data[at : at + 8] = b"autoplan"
+    path = tmp_path / "journal.jsonl"
+    path.write_bytes(bytes(data))
+    assert files.contains_nofollow(str(path), b"autoplan", limit) is found
+    assert not files.contains_nofollow(str(path), b"autoplans", limit)
+
+
+def test_a_search_never_follows_a_link(tmp_path: Path) -> None:
+    target = tmp_path / "real.jsonl"
+    target.write_bytes(b"autoplan\n")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(target)
+    with pytest.raises(OSError):
+        files.contains_nofollow(str(link), b"autoplan", 1 << 20)

@@ -127,10 +127,10 @@ def _autoplan_gate_on() -> bool:
 
 
 def _mentions(path: str, word: bytes) -> bool:
-    from plangate.files import read_nofollow
+    from plangate.files import contains_nofollow
 
     try:
-        return word in read_nofollow(path, RAW_MAX_BYTES)
+        return contains_nofollow(path, word, RAW_MAX_BYTES)
     except OSError:
         return False
 

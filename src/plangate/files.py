@@ -74,6 +74,28 @@ def read_nofollow(path: str, limit: int, start: int = 0) -> bytes:
         os.close(descriptor)
 
 
+def contains_nofollow(path: str, needle: bytes, limit: int) -> bool:
+    """Whether ``needle`` is in the first ``limit`` bytes of ``path``, read 1 MiB at a time
+    (memory stays a megabyte whatever the file's size), never through a symbolic link
+    (``OSError`` with ``ELOOP`` for one)."""
+    keep = max(len(needle) - 1, 0)  # a needle across two reads
+    descriptor = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+    try:
+        tail = b""
+        start = 0
+        while start < limit:
+            piece = os.pread(descriptor, min(limit - start, 1 << 20), start)
+            if not piece:
+                return False
+            if needle in tail + piece[: len(needle)] or needle in piece:
+                return True
+            tail = piece[len(piece) - keep :] if keep else b""
+            start += len(piece)
+        return False
+    finally:
+        os.close(descriptor)
+
+
 def temporary_name(path: str) -> str:
     """A fresh name beside ``path`` for a file that becomes ``path`` (it ends in ``.tmp``)."""
     folder, name = os.path.split(path)
