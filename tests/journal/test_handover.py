@@ -527,7 +527,9 @@ def _agent(path: Path) -> bool:
 
 
 @corpus.needed
-@pytest.mark.parametrize("path", corpus.files(), ids=lambda p: p.relative_to(CORPUS).as_posix())
+@pytest.mark.parametrize(
+    "path", corpus.each(corpus.files()), ids=lambda p: p.relative_to(CORPUS).as_posix()
+)
 def test_the_corpus_pairs_what_the_second_read_paired(
     path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
