@@ -284,18 +284,11 @@ def test_what_compacting_cannot_prove_is_read_with_every_record(
 
 
 def test_riders_appended_after_an_index_go_on_from_it(
-    journal: Journal, config_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    journal: Journal, config_dir: Path, tmp_path: Path, started_scans: list[int]
 ) -> None:
     """Progress records appended after a saved index ride on the saved last record: the
     indexed read counts them as a full read does, and goes on from the index."""
-    starts: list[int] = []
-    real_scan = reader_module.scan  # type: ignore[attr-defined]
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        starts.append(kwargs.get("start", 0))
-        return real_scan(*args, **kwargs)
-
-    monkeypatch.setattr(reader_module, "scan", spy)
+    starts = started_scans
     growing = Growing(config_dir, PROJECT, journal.session_id, tmp_path / "index")
     journal.prompt("Soak.")
     use = journal.tool_use("Bash", {"command": "make soak"})
