@@ -175,6 +175,18 @@ def implementing(project: Project, *, typed: bool = True) -> None:
     project.skill("kiro-impl", FEATURE)
 
 
+def stop_payload(project: Project, path: Path, message: str) -> dict[str, Any]:
+    """Claude Code's Stop payload for the journal at ``path``, its last text ``message``."""
+    return {
+        "session_id": project.journal.session_id,
+        "transcript_path": str(path),
+        "cwd": str(project.dir),
+        "hook_event_name": "Stop",
+        "stop_hook_active": False,
+        "last_assistant_message": message,
+    }
+
+
 def stop(project: Project, message: str = "All done.") -> dict[str, object]:
     """The contracts' Stop hook deciding a final stop after ``message`` (its stderr kept)."""
     import io
@@ -183,15 +195,7 @@ def stop(project: Project, message: str = "All done.") -> dict[str, object]:
 
     project.journal.text(message)
     path = project.save()
-    payload = {
-        "session_id": project.journal.session_id,
-        "transcript_path": str(path),
-        "cwd": str(project.dir),
-        "hook_event_name": "Stop",
-        "stop_hook_active": False,
-        "last_assistant_message": message,
-    }
-    return stop_gate.decide(payload, "Stop", stderr=io.StringIO())
+    return stop_gate.decide(stop_payload(project, path, message), "Stop", stderr=io.StringIO())
 
 
 def typed_refusal(payload: dict[str, Any]) -> str | None:

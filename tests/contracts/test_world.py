@@ -17,7 +17,7 @@ from typing import Any
 from plangate.contracts import evaluate, stop_gate
 from plangate.journal.settle import POLL_SECONDS
 from testkit.clock import FakeClock
-from tests.contracts.conftest import Project, implementing, through_requirements
+from tests.contracts.conftest import Project, implementing, stop_payload, through_requirements
 from tests.contracts.test_journal_lag import _design_call, _read_of_requirements
 from tests.contracts.test_local_commands import _tasks_approved, _typed_then_written
 from tests.contracts.test_rules import code_of, log_lines
@@ -109,14 +109,7 @@ def test_the_stop_gate_waits_on_the_worlds_clock_for_the_stops_message(
     message = "Implemented."
     project.journal.text(message)
     clock = _late_write(project, path, written)
-    payload = {
-        "session_id": project.journal.session_id,
-        "transcript_path": str(path),
-        "cwd": str(project.dir),
-        "hook_event_name": "Stop",
-        "stop_hook_active": False,
-        "last_assistant_message": message,
-    }
+    payload = stop_payload(project, path, message)
     held = stop_gate.decide(payload, "Stop", stderr=io.StringIO(), world=clock.world())
     assert held.get("decision") == "block", held
     assert "2 of 2 checkboxes unticked" in str(held["reason"])
@@ -131,14 +124,7 @@ def test_the_stop_gate_judges_what_is_written_when_the_message_never_comes(
     implementing(project)
     project.journal.text("An older text.")
     path = project.save()
-    payload = {
-        "session_id": project.journal.session_id,
-        "transcript_path": str(path),
-        "cwd": str(project.dir),
-        "hook_event_name": "Stop",
-        "stop_hook_active": False,
-        "last_assistant_message": "A message never written.",
-    }
+    payload = stop_payload(project, path, "A message never written.")
     clock = FakeClock()
     held = stop_gate.decide(payload, "Stop", stderr=io.StringIO(), world=clock.world())
     assert held.get("decision") == "block", held
